@@ -1,0 +1,53 @@
+package domain
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// The audit trail is hash-chained per stream: each event's hash covers the
+// previous event's hash and the event's canonical JSON, so editing, removing
+// or reordering an event breaks every hash after it.
+
+// CanonicalJSON is the event as it is hashed: every field but the hash itself,
+// in RFC 8785 form.
+func (e AuditEvent) CanonicalJSON() []byte {
+	m := map[string]any{
+		"id": e.ID, "stream": e.Stream, "seq": e.Seq, "operation_id": e.OperationID,
+		"namespace": e.Namespace, "at": e.At.UTC().Format(time.RFC3339Nano),
+		"actor": map[string]any{"kind": e.Actor.Kind.String(), "name": e.Actor.Name,
+			"issuer": e.Actor.Issuer, "subject": e.Actor.Subject, "email": e.Actor.Email,
+			"role": e.Actor.Role.String(), "namespace": e.Actor.Namespace},
+		"action": e.Action, "from_state": e.FromState, "to_state": e.ToState,
+		"reason": e.Reason, "request_id": e.RequestID, "client_addr": e.ClientAddr,
+		"prev_hash": e.PrevHash,
+	}
+	if len(e.Detail) > 0 {
+		m["detail"] = json.RawMessage(e.Detail)
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		panic("audit event does not marshal: " + err.Error()) // Detail is always produced by json.Marshal
+	}
+	c, err := Canonicalize(raw)
+	if err != nil {
+		panic("audit event does not canonicalize: " + err.Error())
+	}
+	return c
+}
+
+// HashEvent computes the event's chain hash from its PrevHash and content.
+func HashEvent(e AuditEvent) string {
+	return SHA256Hex(append([]byte(e.PrevHash+"\n"), e.CanonicalJSON()...))
+}
+
+// seal chains the change's events onto the operation's audit head.
+func seal(ch *Change) {
+	prev := ch.Op.AuditHead
+	for i := range ch.Events {
+		ch.Events[i].PrevHash = prev
+		ch.Events[i].Hash = HashEvent(ch.Events[i])
+		prev = ch.Events[i].Hash
+	}
+	ch.Op.AuditHead = prev
+}

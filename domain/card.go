@@ -1,0 +1,185 @@
+package domain
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ProviderIdempotency says whether the provider deduplicates requests by the
+// idempotency key Handoff derives for each operation.
+type ProviderIdempotency struct{ s string }
+
+// The provider idempotency kinds.
+var (
+	IdempotencyNone         = ProviderIdempotency{"none"}
+	IdempotencyKey          = ProviderIdempotency{"key"}
+	IdempotencyKeyAndParams = ProviderIdempotency{"key_and_params"}
+)
+
+func (p ProviderIdempotency) String() string { return p.s }
+
+// ParseProviderIdempotency reads a provider idempotency kind.
+func ParseProviderIdempotency(v string) (ProviderIdempotency, error) {
+	return parse(v, []ProviderIdempotency{IdempotencyNone, IdempotencyKey, IdempotencyKeyAndParams}, "provider_idempotency")
+}
+
+// LookupMethod says how a result can be looked up at the provider.
+type LookupMethod struct{ s string }
+
+// The lookup methods.
+var (
+	LookupNone   = LookupMethod{"none"}
+	LookupAPI    = LookupMethod{"api"}
+	LookupManual = LookupMethod{"manual"}
+)
+
+func (l LookupMethod) String() string { return l.s }
+
+// ParseLookupMethod reads a lookup method.
+func ParseLookupMethod(v string) (LookupMethod, error) {
+	return parse(v, []LookupMethod{LookupNone, LookupAPI, LookupManual}, "lookup")
+}
+
+// RetryPolicy bounds automatic retries.
+type RetryPolicy struct {
+	MaxAttempts int
+	MaxElapsed  time.Duration
+	Backoff     time.Duration
+	BackoffMax  time.Duration
+}
+
+// Card is an operation type's retry safety card: what the side effect is, what
+// the provider guarantees, and therefore what Handoff may do after an error.
+type Card struct {
+	Name                 string
+	Description          string
+	SideEffect           string
+	Provider             string
+	ProviderIdempotency  ProviderIdempotency
+	ProviderKeyRetention time.Duration
+	Lookup               LookupMethod
+	LookupURL            string
+	LookupAuthoritative  bool
+	RequiresApproval     bool
+	Retry                RetryPolicy
+	Retryable            []ErrorClass
+	Terminal             []ErrorClass
+	Lease                time.Duration
+	Owner                string
+	NotifyURL            string
+	Unverified           []string
+}
+
+var cardNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,99}$`)
+
+// Validate lists every problem with the card, naming each field as it is
+// written in the YAML file.
+func (c Card) Validate() []FieldError {
+	var errs []FieldError
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	if !cardNameRE.MatchString(c.Name) {
+		bad("name", "must be 1-100 characters of a-z 0-9 . _ - starting with a letter or digit")
+	}
+	if strings.TrimSpace(c.Provider) == "" {
+		bad("provider", "is required")
+	}
+	if c.ProviderIdempotency == (ProviderIdempotency{}) {
+		bad("provider_idempotency", "must be none, key or key_and_params")
+	}
+	if c.ProviderIdempotency != IdempotencyNone && c.ProviderIdempotency != (ProviderIdempotency{}) && c.ProviderKeyRetention <= 0 {
+		bad("provider_key_retention", "is required when the provider deduplicates by key")
+	}
+	if c.ProviderKeyRetention < 0 {
+		bad("provider_key_retention", "must not be negative")
+	}
+	if c.Lookup == (LookupMethod{}) {
+		bad("lookup", "must be none, api or manual")
+	}
+	if c.LookupURL != "" {
+		u, err := url.Parse(strings.ReplaceAll(c.LookupURL, "{provider_key}", "x"))
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			bad("lookup_url", "must be an http(s) URL; {provider_key} is replaced by the key")
+		}
+	}
+	if c.LookupAuthoritative && c.Lookup == LookupNone {
+		bad("lookup_authoritative", "cannot be true when lookup is none")
+	}
+	if c.Retry.MaxAttempts < 1 || c.Retry.MaxAttempts > 1000 {
+		bad("retry.max_attempts", "must be between 1 and 1000")
+	}
+	if c.Retry.MaxElapsed < 0 {
+		bad("retry.max_elapsed", "must not be negative")
+	}
+	if c.Retry.Backoff <= 0 {
+		bad("retry.backoff", "must be positive")
+	}
+	if c.Retry.BackoffMax < c.Retry.Backoff {
+		bad("retry.backoff_max", "must be at least retry.backoff")
+	}
+	for _, r := range c.Retryable {
+		if slices.Contains(c.Terminal, r) {
+			bad("retryable", "%s is also listed as terminal", r)
+		}
+	}
+	if c.Lease < time.Second || c.Lease > time.Hour {
+		bad("lease", "must be between 1s and 1h")
+	}
+	if c.NotifyURL != "" {
+		u, err := url.Parse(c.NotifyURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			bad("notify_url", "must be an http(s) URL")
+		}
+	}
+	return errs
+}
+
+// IsTerminal reports whether the card calls the class terminal.
+func (c Card) IsTerminal(class ErrorClass) bool { return slices.Contains(c.Terminal, class) }
+
+// IsRetryable reports whether the card lets the class be retried.
+func (c Card) IsRetryable(class ErrorClass) bool { return slices.Contains(c.Retryable, class) }
+
+// ResendSafe reports whether re-sending is proven safe because the provider
+// deduplicates by key and the key is still inside its retention window.
+func (c Card) ResendSafe(firstSent *time.Time, now time.Time) bool {
+	if c.ProviderIdempotency == IdempotencyNone || firstSent == nil || c.ProviderKeyRetention <= 0 {
+		return false
+	}
+	return now.Before(firstSent.Add(c.ProviderKeyRetention))
+}
+
+// LookupLink fills the card's lookup URL with the provider key.
+func (c Card) LookupLink(providerKey string) string {
+	if c.LookupURL == "" {
+		return ""
+	}
+	return strings.ReplaceAll(c.LookupURL, "{provider_key}", url.QueryEscape(providerKey))
+}
+
+// Cards is the loaded set of operation types, by name.
+type Cards map[string]Card
+
+// Get returns the card of the named type, or unknown_type.
+func (cs Cards) Get(name string) (Card, error) {
+	c, ok := cs[name]
+	if !ok {
+		return Card{}, Errorf(EUnknownType, "no operation type named %q", name)
+	}
+	return c, nil
+}
+
+// Sorted returns the cards ordered by name.
+func (cs Cards) Sorted() []Card {
+	out := make([]Card, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b Card) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}

@@ -1,0 +1,189 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+)
+
+// Ledger is the service whose methods are Handoff's use cases. It loads,
+// decides with the pure transition function and hands the change to the
+// Store; it never talks HTTP or SQL.
+type Ledger struct {
+	Store Store
+	Cards Cards
+	IDs   *IDSource
+	// Now is the clock for new operations; transitions of existing ones use
+	// the database's clock as Store.Load reports it.
+	Now               func() time.Time
+	Jitter            func() float64
+	MaxCausationDepth int
+}
+
+// NewLedger wires a ledger with the real clock and randomness.
+func NewLedger(s Store, cards Cards) *Ledger {
+	return &Ledger{Store: s, Cards: cards, IDs: &IDSource{}, Now: time.Now, Jitter: rand.Float64,
+		MaxCausationDepth: MaxCausationDepth}
+}
+
+// maxConflictRetries bounds how often a use case reloads and decides again
+// after losing a compare-and-set to a concurrent writer.
+const maxConflictRetries = 8
+
+type requestInfoKey struct{}
+
+type requestInfo struct{ id, addr string }
+
+// WithRequestInfo records the request ID and client address that audit
+// events written for ctx will carry.
+func WithRequestInfo(ctx context.Context, requestID, clientAddr string) context.Context {
+	return context.WithValue(ctx, requestInfoKey{}, requestInfo{requestID, clientAddr})
+}
+
+func (l *Ledger) env(ctx context.Context, card Card, actor Actor, now time.Time) Env {
+	ri, _ := ctx.Value(requestInfoKey{}).(requestInfo)
+	return Env{Card: card, Now: now.UTC(), Actor: actor, NewID: l.IDs.New, Jitter: l.Jitter,
+		RequestID: ri.id, ClientAddr: ri.addr}
+}
+
+// scope is the namespace an actor may see: a workflow its own, a person all.
+func scope(a Actor) string {
+	if a.Kind == ActorWorkflow {
+		return a.Namespace
+	}
+	return ""
+}
+
+// requireWorkflow refuses worker-protocol calls from anyone but a workflow.
+func requireWorkflow(a Actor) error {
+	if a.Kind != ActorWorkflow {
+		return Errorf(EForbidden, "only a workflow token may do this")
+	}
+	return nil
+}
+
+// requirePerson refuses human decisions from workflows and people below min.
+func requirePerson(a Actor, min Role) error {
+	if a.Kind != ActorPerson {
+		return Errorf(EForbidden, "only a person may take this decision")
+	}
+	if !a.Role.AtLeast(min) {
+		return Errorf(EForbidden, "this needs the %s role", min)
+	}
+	return nil
+}
+
+// mutate loads the operation, applies whatever time alone made due, decides
+// cmd and writes the change, deciding again when a concurrent writer won.
+func (l *Ledger) mutate(ctx context.Context, actor Actor, id string, cmd Command) (Change, error) {
+	for range maxConflictRetries {
+		op, now, err := l.Store.Load(ctx, scope(actor), id)
+		if err != nil {
+			return Change{}, err
+		}
+		card, err := l.Cards.Get(op.Type)
+		if err != nil {
+			return Change{}, err
+		}
+		op, err = l.catchUp(ctx, op, card, now)
+		if errors.Is(err, errConflict) {
+			continue
+		} else if err != nil {
+			return Change{}, err
+		}
+		ch, err := Decide(op, cmd, l.env(ctx, card, actor, now))
+		if err != nil || ch.Unchanged {
+			return ch, err
+		}
+		if err := l.Store.Apply(ctx, ch); ErrorCode(err) == EConflict {
+			continue
+		} else if err != nil {
+			return Change{}, err
+		}
+		return ch, nil
+	}
+	return Change{}, Errorf(EUnavailable, "the operation is changing too fast; try again")
+}
+
+var errConflict = errors.New("conflict")
+
+// catchUp applies the system transition that time alone made due, if any.
+func (l *Ledger) catchUp(ctx context.Context, op Operation, card Card, now time.Time) (Operation, error) {
+	due := Due(op, card, now)
+	if due == nil {
+		return op, nil
+	}
+	ch, err := Decide(op, due, l.env(ctx, card, System, now))
+	if err != nil {
+		return op, err
+	}
+	if err := l.Store.Apply(ctx, ch); ErrorCode(err) == EConflict {
+		return op, errConflict
+	} else if err != nil {
+		return op, err
+	}
+	return ch.Op, nil
+}
+
+// Get returns the operation the actor may see.
+func (l *Ledger) Get(ctx context.Context, actor Actor, id string) (Operation, error) {
+	op, _, err := l.Store.Load(ctx, scope(actor), id)
+	return op, err
+}
+
+// GetByKey returns the operation with the key in the actor's namespace.
+func (l *Ledger) GetByKey(ctx context.Context, actor Actor, namespace, key string) (Operation, error) {
+	if actor.Kind == ActorWorkflow {
+		namespace = actor.Namespace
+	}
+	op, _, err := l.Store.LoadByKey(ctx, namespace, key)
+	return op, err
+}
+
+// List pages through the operations the actor may see.
+func (l *Ledger) List(ctx context.Context, actor Actor, q ListQuery, provider string) ([]Operation, string, error) {
+	if actor.Kind == ActorWorkflow {
+		if q.Namespace != "" && q.Namespace != actor.Namespace {
+			return nil, "", nil // another namespace: nothing, never a hint that it exists
+		}
+		q.Namespace = actor.Namespace
+	}
+	if provider != "" {
+		types := []string{}
+		for _, c := range l.Cards.Sorted() {
+			if c.Provider == provider && (len(q.Types) == 0 || q.Types[0] == c.Name) {
+				types = append(types, c.Name)
+			}
+		}
+		if len(types) == 0 {
+			return nil, "", nil
+		}
+		q.Types = types
+	}
+	return l.Store.List(ctx, q)
+}
+
+// Attempts lists every attempt of the operation.
+func (l *Ledger) Attempts(ctx context.Context, actor Actor, id string) ([]Attempt, error) {
+	if _, err := l.Get(ctx, actor, id); err != nil {
+		return nil, err
+	}
+	return l.Store.Attempts(ctx, id)
+}
+
+// Timeline lists the operation's audit events in order.
+func (l *Ledger) Timeline(ctx context.Context, actor Actor, id string) ([]AuditEvent, error) {
+	if _, err := l.Get(ctx, actor, id); err != nil {
+		return nil, err
+	}
+	return l.Store.Timeline(ctx, id)
+}
+
+// ContentVersions lists every content snapshot of the operation.
+func (l *Ledger) ContentVersions(ctx context.Context, actor Actor, id string) ([]ContentVersion, error) {
+	if _, err := l.Get(ctx, actor, id); err != nil {
+		return nil, err
+	}
+	return l.Store.ContentVersions(ctx, id)
+}

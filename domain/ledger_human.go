@@ -1,0 +1,88 @@
+package domain
+
+import (
+	"context"
+	"unicode/utf8"
+)
+
+// The human decisions. Each needs a person with the right role, a reason,
+// and the version of the operation the person saw.
+
+// MaxReason bounds a reason or a note.
+const MaxReason = 2000
+
+func validReason(field, reason string) []FieldError {
+	if n := utf8.RuneCountInString(reason); n < 1 || n > MaxReason || !utf8.ValidString(reason) {
+		return []FieldError{{field, "is required, 1-2000 characters"}}
+	}
+	return nil
+}
+
+func (l *Ledger) decideAsPerson(ctx context.Context, actor Actor, min Role, id string, cmd Command, errs []FieldError) (Operation, error) {
+	if err := requirePerson(actor, min); err != nil {
+		return Operation{}, err
+	}
+	if len(errs) > 0 {
+		return Operation{}, Invalid(errs...)
+	}
+	ch, err := l.mutate(ctx, actor, id, cmd)
+	return ch.Op, err
+}
+
+// Resolve records a person's decision on a desk item.
+func (l *Ledger) Resolve(ctx context.Context, actor Actor, id string, r Resolve) (Operation, error) {
+	errs := validReason("reason", r.Reason)
+	if r.Action == (ResolveAction{}) {
+		errs = append(errs, FieldError{"action", "must be confirm_executed, confirm_not_executed, retry or cancel"})
+	}
+	return l.decideAsPerson(ctx, actor, RoleOperator, id, r, errs)
+}
+
+// Assign gives a desk item to a person, or takes it back.
+func (l *Ledger) Assign(ctx context.Context, actor Actor, id string, a Assign) (Operation, error) {
+	var errs []FieldError
+	if utf8.RuneCountInString(a.Assignee) > 255 {
+		errs = append(errs, FieldError{"assignee", "must be at most 255 characters"})
+	}
+	if a.Reason == "" {
+		a.Reason = "assigned"
+	}
+	errs = append(errs, validReason("reason", a.Reason)...)
+	return l.decideAsPerson(ctx, actor, RoleOperator, id, a, errs)
+}
+
+// AddNote adds a person's remark to the timeline.
+func (l *Ledger) AddNote(ctx context.Context, actor Actor, id string, n Note) (Operation, error) {
+	return l.decideAsPerson(ctx, actor, RoleOperator, id, n, validReason("text", n.Text))
+}
+
+// Revise replaces the content with a new snapshot that needs approval.
+func (l *Ledger) Revise(ctx context.Context, actor Actor, id string, r Revise) (Operation, error) {
+	errs := validReason("reason", r.Reason)
+	content, err := CanonicalObject(r.Content)
+	if err != nil {
+		errs = append(errs, FieldError{"content", err.Error()})
+	} else if len(content) > MaxContentBytes {
+		return Operation{}, Errorf(ETooLarge, "content is %d bytes; the limit is %d", len(content), MaxContentBytes)
+	}
+	r.Content = content
+	return l.decideAsPerson(ctx, actor, RoleOperator, id, r, errs)
+}
+
+// Approve signs off a content version; never one's own revision.
+func (l *Ledger) Approve(ctx context.Context, actor Actor, id string, a Approve) (Operation, error) {
+	errs := validReason("reason", a.Reason)
+	if a.ContentVersion < 1 {
+		errs = append(errs, FieldError{"content_version", "is required"})
+	}
+	return l.decideAsPerson(ctx, actor, RoleApprover, id, a, errs)
+}
+
+// Reject refuses a content version and cancels the operation.
+func (l *Ledger) Reject(ctx context.Context, actor Actor, id string, r Reject) (Operation, error) {
+	errs := validReason("reason", r.Reason)
+	if r.ContentVersion < 1 {
+		errs = append(errs, FieldError{"content_version", "is required"})
+	}
+	return l.decideAsPerson(ctx, actor, RoleApprover, id, r, errs)
+}

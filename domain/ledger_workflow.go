@@ -1,0 +1,397 @@
+package domain
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+)
+
+// ClaimResult is what the claiming worker gets: the lease with its fencing
+// token, the attempt, and the approved snapshot it must execute.
+type ClaimResult struct {
+	Operation Operation
+	Lease     Lease
+	Attempt   Attempt
+}
+
+func claimResult(ch Change) ClaimResult {
+	return ClaimResult{Operation: ch.Op, Lease: *ch.Op.Lease, Attempt: ch.Attempt.Attempt}
+}
+
+// RegisterResult is the registered (or replayed) operation, and the claim
+// when one was asked for: either Claim or ClaimRefused is set then.
+type RegisterResult struct {
+	Operation    Operation
+	Created      bool
+	Claim        *ClaimResult
+	ClaimRefused *Error
+}
+
+// Register records an operation under its key, or returns the existing one
+// when the key is known with the same fingerprint.
+func (l *Ledger) Register(ctx context.Context, actor Actor, r Registration) (RegisterResult, error) {
+	if err := requireWorkflow(actor); err != nil {
+		return RegisterResult{}, err
+	}
+	r.Namespace = actor.Namespace
+	if errs := r.Validate(); len(errs) > 0 {
+		return RegisterResult{}, Invalid(errs...)
+	}
+	card, err := l.Cards.Get(r.Type)
+	if err != nil {
+		return RegisterResult{}, err
+	}
+	content, err := CanonicalObject(r.Content)
+	if err != nil {
+		return RegisterResult{}, Invalid(FieldError{"content", err.Error()})
+	}
+	if len(content) > MaxContentBytes {
+		return RegisterResult{}, Errorf(ETooLarge, "content is %d bytes; the limit is %d", len(content), MaxContentBytes)
+	}
+	loop, err := l.loopDetected(ctx, r)
+	if err != nil {
+		return RegisterResult{}, err
+	}
+	if r.Supersedes != "" {
+		if err := l.checkSupersedes(ctx, r); err != nil {
+			return RegisterResult{}, err
+		}
+	}
+	ch, err := NewOperation(r, content, loop, l.env(ctx, card, actor, l.Now()))
+	if err != nil {
+		return RegisterResult{}, err
+	}
+	op, created, err := l.Store.Create(ctx, ch)
+	if err != nil {
+		return RegisterResult{}, err
+	}
+	if !created { // the key is known: a retry, a redelivery or a concurrent twin
+		return l.replay(ctx, actor, op, r, content)
+	}
+	res := RegisterResult{Operation: op, Created: true}
+	if r.Claim != nil {
+		if ch.Attempt != nil {
+			c := claimResult(ch)
+			res.Claim = &c
+		} else {
+			res.ClaimRefused = notClaimable(op, ClaimRefusalOf(op, ch.Op.CreatedAt), ch.Op.CreatedAt)
+		}
+	}
+	return res, nil
+}
+
+// replay answers a registration of a known key: the same content gets the
+// stored operation (and a claim when asked), other content is refused.
+func (l *Ledger) replay(ctx context.Context, actor Actor, op Operation, r Registration, content []byte) (RegisterResult, error) {
+	if op.Fingerprint != Fingerprint(r.Type, content) {
+		e := Errorf(EFingerprint, "key %q was registered with different content or type", r.Key)
+		e.Operation = &op
+		return RegisterResult{}, e
+	}
+	res := RegisterResult{Operation: op}
+	if r.Claim == nil {
+		return res, nil
+	}
+	c, err := l.Claim(ctx, actor, op.ID, *r.Claim)
+	if err != nil {
+		e := AsError(err)
+		if e.Code != ENotClaimable {
+			return RegisterResult{}, err
+		}
+		res.ClaimRefused = e
+		if e.Operation != nil {
+			res.Operation = *e.Operation
+		}
+		return res, nil
+	}
+	res.Operation, res.Claim = c.Operation, &c
+	return res, nil
+}
+
+// loopDetected walks the caused_by chain within the namespace.
+func (l *Ledger) loopDetected(ctx context.Context, r Registration) (bool, error) {
+	var ancestors []string
+	for key := r.CausedBy; key != "" && len(ancestors) <= l.MaxCausationDepth; {
+		parent, _, err := l.Store.LoadByKey(ctx, r.Namespace, key)
+		if ErrorCode(err) == ENotFound {
+			break // the cause is not ours to know; the chain ends here
+		} else if err != nil {
+			return false, err
+		}
+		if slices.Contains(ancestors, parent.Type) && parent.Key == r.Key {
+			break
+		}
+		ancestors = append(ancestors, parent.Type)
+		key = parent.CausedBy
+	}
+	if r.CausedBy != "" && len(ancestors) == 0 {
+		return false, nil
+	}
+	return LoopDetected(r.Type, ancestors, l.MaxCausationDepth), nil
+}
+
+// checkSupersedes allows replacing only an operation that was cancelled.
+func (l *Ledger) checkSupersedes(ctx context.Context, r Registration) error {
+	orig, _, err := l.Store.Load(ctx, r.Namespace, r.Supersedes)
+	if err != nil {
+		return err
+	}
+	if orig.State != Cancelled || orig.SupersededBy != "" {
+		e := Errorf(EOriginalUnresolved, "operation %s is %s; only a cancelled operation can be superseded once", orig.ID, orig.State)
+		e.Operation = &orig
+		return e
+	}
+	return nil
+}
+
+// Claim gives the worker the lease on one operation.
+func (l *Ledger) Claim(ctx context.Context, actor Actor, id string, c Claim) (ClaimResult, error) {
+	if err := requireWorkflow(actor); err != nil {
+		return ClaimResult{}, err
+	}
+	if errs := c.validate(""); len(errs) > 0 {
+		return ClaimResult{}, Invalid(errs...)
+	}
+	ch, err := l.mutate(ctx, actor, id, c)
+	if err != nil {
+		return ClaimResult{}, err
+	}
+	return claimResult(ch), nil
+}
+
+// PullClaim asks for up to Limit ready operations of the given types.
+type PullClaim struct {
+	Claim
+	Types []string
+	Limit int
+}
+
+// MaxPullLimit bounds one pull.
+const MaxPullLimit = 100
+
+// ClaimNext claims ready operations for a pulling worker; two workers never
+// receive the same operation.
+func (l *Ledger) ClaimNext(ctx context.Context, actor Actor, p PullClaim) ([]ClaimResult, error) {
+	if err := requireWorkflow(actor); err != nil {
+		return nil, err
+	}
+	errs := p.Claim.validate("")
+	if p.Limit < 1 || p.Limit > MaxPullLimit {
+		errs = append(errs, FieldError{"limit", "must be between 1 and 100"})
+	}
+	for i, t := range p.Types {
+		if _, err := l.Cards.Get(t); err != nil {
+			errs = append(errs, FieldError{"types[" + itoa(i) + "]", "no operation type named " + t})
+		}
+	}
+	if len(errs) > 0 {
+		return nil, Invalid(errs...)
+	}
+	changes, err := l.Store.ClaimReady(ctx, ReadyQuery{Namespace: actor.Namespace, Types: p.Types, Limit: p.Limit},
+		func(op Operation, now time.Time) (Change, error) {
+			card, err := l.Cards.Get(op.Type)
+			if err != nil {
+				return Change{}, err
+			}
+			env := l.env(ctx, card, actor, now)
+			if RetriesExhausted(op, card, now) && op.State == FailedRetryable {
+				return Decide(op, Exhaust{}, l.env(ctx, card, System, now))
+			}
+			return Decide(op, p.Claim, env)
+		})
+	if err != nil {
+		return nil, err
+	}
+	out := []ClaimResult{}
+	for _, ch := range changes {
+		if ch.Op.State == Processing {
+			out = append(out, claimResult(ch))
+		}
+	}
+	return out, nil
+}
+
+// Heartbeat extends the caller's lease.
+func (l *Ledger) Heartbeat(ctx context.Context, actor Actor, id string, h Heartbeat) (Operation, error) {
+	if err := requireWorkflow(actor); err != nil {
+		return Operation{}, err
+	}
+	if errs := validLease("lease_seconds", h.Lease); len(errs) > 0 {
+		return Operation{}, Invalid(errs...)
+	}
+	ch, err := l.mutate(ctx, actor, id, h)
+	return ch.Op, err
+}
+
+// Begin records that the worker is about to call the provider.
+func (l *Ledger) Begin(ctx context.Context, actor Actor, id string, b Begin) (Operation, error) {
+	if err := requireWorkflow(actor); err != nil {
+		return Operation{}, err
+	}
+	ch, err := l.mutate(ctx, actor, id, b)
+	return ch.Op, err
+}
+
+// Settle records the attempt's outcome as the card allows it.
+func (l *Ledger) Settle(ctx context.Context, actor Actor, id string, s Settle) (Operation, error) {
+	if err := requireWorkflow(actor); err != nil {
+		return Operation{}, err
+	}
+	ch, err := l.mutate(ctx, actor, id, s)
+	return ch.Op, err
+}
+
+// Reconcile records a workflow's lookup at the provider.
+func (l *Ledger) Reconcile(ctx context.Context, actor Actor, id string, r Reconcile) (Operation, error) {
+	if err := requireWorkflow(actor); err != nil {
+		return Operation{}, err
+	}
+	ch, err := l.mutate(ctx, actor, id, r)
+	return ch.Op, err
+}
+
+// EventRegistration is a workflow's report of an incoming event.
+type EventRegistration struct {
+	EventID       string
+	Source        string
+	CorrelationID string
+	Actions       []EventAction
+}
+
+// EventResult is the event with one operation per action.
+type EventResult struct {
+	Event      Event
+	Created    bool
+	Operations []Operation
+}
+
+// RegisterEvent records an event and registers one operation per action. A
+// redelivery returns the same operations; one with other actions is refused.
+func (l *Ledger) RegisterEvent(ctx context.Context, actor Actor, r EventRegistration) (EventResult, error) {
+	if err := requireWorkflow(actor); err != nil {
+		return EventResult{}, err
+	}
+	regs, fp, err := l.eventRegistrations(actor, r)
+	if err != nil {
+		return EventResult{}, err
+	}
+	ev, created, err := l.Store.SaveEvent(ctx, Event{Namespace: actor.Namespace, EventID: r.EventID, Source: r.Source,
+		CorrelationID: r.CorrelationID, Fingerprint: fp, Actions: r.Actions, ReceivedAt: l.Now().UTC()})
+	if err != nil {
+		return EventResult{}, err
+	}
+	if ev.Fingerprint != fp {
+		return EventResult{}, Errorf(EFingerprint, "event %q was delivered before with different actions", r.EventID)
+	}
+	// Each registration is idempotent, so a redelivery after a crash midway
+	// registers whatever the first delivery did not.
+	res := EventResult{Event: ev, Created: created}
+	for _, reg := range regs {
+		rr, err := l.Register(ctx, actor, reg)
+		if err != nil {
+			return EventResult{}, err
+		}
+		res.Operations = append(res.Operations, rr.Operation)
+	}
+	return res, nil
+}
+
+func (l *Ledger) eventRegistrations(actor Actor, r EventRegistration) ([]Registration, string, error) {
+	var errs []FieldError
+	if !ValidKey(r.EventID) {
+		errs = append(errs, FieldError{"event_id", "must be 1-255 characters from A-Z a-z 0-9 . _ : / @ + = -"})
+	}
+	if len(r.Actions) == 0 || len(r.Actions) > 50 {
+		errs = append(errs, FieldError{"actions", "must list 1-50 actions"})
+	}
+	var regs []Registration
+	var canon []map[string]any
+	seen := map[string]bool{}
+	for i, a := range r.Actions {
+		f := "actions[" + itoa(i) + "]."
+		if seen[a.Action] {
+			errs = append(errs, FieldError{f + "action", "is listed twice"})
+		}
+		seen[a.Action] = true
+		reg := Registration{Namespace: actor.Namespace, Key: ActionKey(r.EventID, a.Action), Type: a.Type,
+			Content: a.Content, EventID: r.EventID, Source: r.Source, CorrelationID: r.CorrelationID}
+		for _, fe := range reg.Validate() {
+			if fe.Field == "key" {
+				fe.Field, fe.Message = "action", "event_id:action must be a valid key of at most 255 characters"
+			}
+			if fe.Field != "event_id" {
+				errs = append(errs, FieldError{f + fe.Field, fe.Message})
+			}
+		}
+		content, err := CanonicalObject(a.Content)
+		if err != nil && len(a.Content) > 0 {
+			errs = append(errs, FieldError{f + "content", err.Error()})
+		}
+		if _, err := l.Cards.Get(a.Type); err != nil && a.Type != "" {
+			return nil, "", err
+		}
+		regs = append(regs, reg)
+		canon = append(canon, map[string]any{"action": a.Action, "type": a.Type, "content": json.RawMessage(content)})
+	}
+	if len(errs) > 0 {
+		return nil, "", Invalid(errs...)
+	}
+	raw, _ := json.Marshal(canon)
+	c, err := Canonicalize(raw)
+	if err != nil {
+		return nil, "", Invalid(FieldError{"actions", err.Error()})
+	}
+	return regs, "sha256:" + SHA256Hex(c), nil
+}
+
+// GetEvent returns the event with each action's current operation.
+func (l *Ledger) GetEvent(ctx context.Context, actor Actor, eventID string) (EventResult, error) {
+	ev, err := l.Store.GetEvent(ctx, scope(actor), eventID)
+	if err != nil {
+		return EventResult{}, err
+	}
+	res := EventResult{Event: ev}
+	for _, a := range ev.Actions {
+		op, _, err := l.Store.LoadByKey(ctx, ev.Namespace, ActionKey(ev.EventID, a.Action))
+		if ErrorCode(err) == ENotFound {
+			continue // the delivery that recorded the event did not get this far
+		} else if err != nil {
+			return EventResult{}, err
+		}
+		res.Operations = append(res.Operations, op)
+	}
+	return res, nil
+}
+
+// Sweep applies what time alone made due — expired leases, exhausted
+// retries — to up to limit operations, and reports how many changed. Safe
+// to run on every replica at once: each change is a compare-and-set.
+func (l *Ledger) Sweep(ctx context.Context, limit int) (int, error) {
+	ops, now, err := l.Store.Overdue(ctx, limit)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, op := range ops {
+		card, err := l.Cards.Get(op.Type)
+		if err != nil {
+			continue // a type removed from the cards: leave it for a person
+		}
+		after, err := l.catchUp(ctx, op, card, now)
+		if err == errConflict {
+			continue // another replica or a worker got there first
+		} else if err != nil {
+			return n, err
+		}
+		if after.Version != op.Version {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func itoa(i int) string {
+	b, _ := json.Marshal(i)
+	return string(b)
+}

@@ -1,0 +1,172 @@
+package domain
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Operation is one business intent with one side effect on one external
+// system, named by the caller's stable key within a namespace.
+type Operation struct {
+	ID            string
+	Namespace     string
+	Key           string
+	Type          string
+	State         State
+	Version       int64 // bumped by every change; the audit stream's sequence
+	EventID       string
+	Source        string
+	CorrelationID string
+	CausedBy      string // key of the operation whose side effect triggered this one
+	Supersedes    string // id of the cancelled operation this one replaces
+	SupersededBy  string
+
+	Fingerprint    string // "sha256:<hex>" over canonical {type, content}
+	ContentVersion int
+	ContentSHA256  string
+	Content        json.RawMessage // the current snapshot, canonical JSON
+	ContentAuthor  string          // who made the current snapshot; "" for the registering workflow
+	Approval       *Approval
+
+	ProviderKey            string
+	ProviderKeyFirstSentAt *time.Time
+
+	Attempts       int
+	RetryFrom      int        // attempts made before the last human retry; they do not count towards the card's limits
+	FirstAttemptAt *time.Time // first attempt since the last human retry
+	LeaseToken     int64 // the last fencing token issued; the next claim gets a greater one
+	Lease          *Lease
+	NextRetryAt    *time.Time
+
+	Result     *Result
+	LastError  *ErrorInfo
+	Assignee   string
+	Resolution *Resolution
+
+	// AuditHead is the hash of the last event in the operation's audit
+	// stream, so the next event can be chained without reading it back.
+	AuditHead string
+
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Lease is the exclusive, time-limited right of one worker to run the
+// operation.
+type Lease struct {
+	Token     int64
+	Worker    string
+	ExpiresAt time.Time
+}
+
+// Expired reports whether the lease has run out at now.
+func (l *Lease) Expired(now time.Time) bool { return l != nil && !now.Before(l.ExpiresAt) }
+
+// Result is the provider's record of the completed side effect.
+type Result struct {
+	Ref  string
+	Data json.RawMessage
+}
+
+// ErrorInfo is the last error seen, as the worker or the system reported it.
+type ErrorInfo struct {
+	Class   ErrorClass
+	Code    string
+	Message string
+}
+
+// Approval records who approved which content version.
+type Approval struct {
+	ContentVersion int
+	By             string
+	At             time.Time
+}
+
+// Resolution records a person's decision on a desk item.
+type Resolution struct {
+	Action string
+	By     string
+	Reason string
+	At     time.Time
+}
+
+// Attempt is one try at an operation, created by each claim.
+type Attempt struct {
+	ID          string
+	OperationID string
+	Number      int
+	Worker      string
+	LeaseToken  int64
+	ClaimedAt   time.Time
+	BeganAt     *time.Time
+	SettledAt   *time.Time
+	Outcome     string // the state the attempt ended in, or "lease_expired"
+	Error       *ErrorInfo
+}
+
+// ContentVersion is one snapshot of an operation's content.
+type ContentVersion struct {
+	OperationID string
+	Version     int
+	Content     json.RawMessage
+	SHA256      string
+	CreatedBy   string // "" for the registering workflow
+	CreatedAt   time.Time
+	Reason      string
+	ApprovedBy  string
+	ApprovedAt  *time.Time
+	RejectedBy  string
+	RejectedAt  *time.Time
+}
+
+// Actor is who asked for a change.
+type Actor struct {
+	Kind ActorKind
+	// Name is the token name for a workflow, the display name or email for a
+	// person, the component for the system.
+	Name      string
+	Namespace string // a workflow's only namespace; "" for people and the system
+	Issuer    string
+	Subject   string
+	Email     string
+	Role      Role
+}
+
+// Identity is the actor's stable name in audit events and approvals.
+func (a Actor) Identity() string {
+	switch {
+	case a.Kind == ActorPerson && a.Email != "":
+		return a.Email
+	case a.Kind == ActorPerson && a.Subject != "":
+		return a.Subject
+	default:
+		return a.Name
+	}
+}
+
+// System is the actor for time-driven transitions.
+var System = Actor{Kind: ActorSystem, Name: "handoff"}
+
+// AuditEvent records one transition or decision. Seq is the operation's
+// version after the change, so each operation's events form a gap-free stream.
+type AuditEvent struct {
+	ID          string
+	Stream      string // the operation id, or SystemStream
+	Seq         int64
+	OperationID string
+	Namespace   string
+	At          time.Time
+	Actor       Actor
+	Action      string
+	FromState   string
+	ToState     string
+	Reason      string
+	Detail      json.RawMessage // evidence, error, result: what the reader needs
+	RequestID   string
+	ClientAddr  string
+	PrevHash    string
+	Hash        string
+}
+
+// SystemStream is the audit stream of events that belong to no operation.
+const SystemStream = "system"

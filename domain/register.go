@@ -1,0 +1,141 @@
+package domain
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+	"unicode/utf8"
+)
+
+// Registration is a workflow's request to register an operation.
+type Registration struct {
+	Namespace     string
+	Key           string
+	Type          string
+	Content       json.RawMessage // any JSON object; canonicalized by NewOperation
+	EventID       string
+	Source        string
+	CorrelationID string
+	CausedBy      string
+	Supersedes    string
+	ProviderKey   string
+	Claim         *Claim
+}
+
+var keyRE = regexp.MustCompile(`^[A-Za-z0-9._:/@+=-]{1,255}$`)
+
+// ValidKey reports whether s may be an operation key (or an event ID).
+func ValidKey(s string) bool { return keyRE.MatchString(s) }
+
+// MaxContentBytes bounds an operation's content (canonical JSON).
+const MaxContentBytes = 64 << 10
+
+// Validate lists every problem with the registration's fields.
+func (r Registration) Validate() []FieldError {
+	var errs []FieldError
+	bad := func(f, m string) { errs = append(errs, FieldError{f, m}) }
+	if !ValidKey(r.Key) {
+		bad("key", "must be 1-255 characters from A-Z a-z 0-9 . _ : / @ + = -")
+	}
+	if r.Type == "" {
+		bad("type", "is required")
+	}
+	if len(r.Content) == 0 {
+		bad("content", "is required")
+	}
+	for _, f := range []struct{ name, v string }{{"event_id", r.EventID}, {"caused_by", r.CausedBy}, {"supersedes", r.Supersedes}} {
+		if f.v != "" && !ValidKey(f.v) {
+			bad(f.name, "must be 1-255 characters from A-Z a-z 0-9 . _ : / @ + = -")
+		}
+	}
+	for _, f := range []struct{ name, v string }{{"source", r.Source}, {"correlation_id", r.CorrelationID}, {"provider_key", r.ProviderKey}} {
+		if utf8.RuneCountInString(f.v) > 255 || !utf8.ValidString(f.v) {
+			bad(f.name, "must be valid text of at most 255 characters")
+		}
+	}
+	if r.Claim != nil {
+		errs = append(errs, r.Claim.validate("claim.")...)
+	}
+	return errs
+}
+
+func (c Claim) validate(prefix string) []FieldError {
+	var errs []FieldError
+	if c.Worker == "" || utf8.RuneCountInString(c.Worker) > 200 || !utf8.ValidString(c.Worker) {
+		errs = append(errs, FieldError{prefix + "worker", "must be 1-200 characters"})
+	}
+	errs = append(errs, validLease(prefix+"lease_seconds", c.Lease)...)
+	return errs
+}
+
+// MaxLease bounds every lease a worker may ask for.
+const MaxLease = 3600
+
+func validLease(field string, d time.Duration) []FieldError {
+	if d < 0 || d > MaxLease*time.Second {
+		return []FieldError{{field, fmt.Sprintf("must be between 1 and %d seconds", MaxLease)}}
+	}
+	return nil
+}
+
+// ProviderKeyFor derives the idempotency key sent to the provider: stable for
+// the operation, identical on every attempt.
+func ProviderKeyFor(namespace, key string) string {
+	return "hk_" + SHA256Hex([]byte(namespace + "\x00" + key))[:32]
+}
+
+// MaxCausationDepth is the default bound on caused_by chains.
+const MaxCausationDepth = 5
+
+// LoopDetected reports whether registering an operation of type typ, caused
+// by a chain of operations whose types are ancestors (nearest first), would
+// repeat a type or exceed maxDepth operations.
+func LoopDetected(typ string, ancestors []string, maxDepth int) bool {
+	return slices.Contains(ancestors, typ) || len(ancestors)+1 > maxDepth
+}
+
+// NewOperation decides the first state of a registered operation and, when
+// asked and possible, claims it in the same change. content is canonical.
+func NewOperation(r Registration, content []byte, loop bool, env Env) (Change, error) {
+	op := Operation{
+		ID: env.NewID("op"), Namespace: r.Namespace, Key: r.Key, Type: r.Type,
+		EventID: r.EventID, Source: r.Source, CorrelationID: r.CorrelationID,
+		CausedBy: r.CausedBy, Supersedes: r.Supersedes,
+		Fingerprint: Fingerprint(r.Type, content), ContentVersion: 1,
+		ContentSHA256: SHA256Hex(content), Content: content,
+		ProviderKey: r.ProviderKey, CreatedAt: env.Now, UpdatedAt: env.Now,
+	}
+	if op.ProviderKey == "" {
+		op.ProviderKey = ProviderKeyFor(r.Namespace, r.Key)
+	}
+	to := Received
+	switch {
+	case loop:
+		to = FailedTerminal
+		op.LastError = &ErrorInfo{Class: ClassConfig, Code: "loop_detected",
+			Message: "the caused_by chain repeats an operation type or is too deep"}
+	case env.Card.RequiresApproval:
+		to = AwaitingApproval
+	}
+	ch := begin(op, env, to, "registered")
+	ch.FromVersion = 0
+	ch.Events[0].FromState = ""
+	ch.Content = &ContentChange{New: true, Version: ContentVersion{OperationID: op.ID, Version: 1,
+		Content: content, SHA256: op.ContentSHA256, CreatedAt: env.Now}}
+	ch.Events[0].Detail = detail(map[string]any{"fingerprint": op.Fingerprint, "content_sha256": op.ContentSHA256,
+		"event_id": r.EventID, "caused_by": r.CausedBy, "supersedes": r.Supersedes})
+	if r.Claim != nil && to == Received {
+		claimed, err := decideClaim(ch.Op, *r.Claim, env)
+		if err != nil {
+			return Change{}, err
+		}
+		ch.Op = claimed.Op
+		ch.Attempt = claimed.Attempt
+		ch.Events = append(ch.Events, claimed.Events...)
+	}
+	stamp(&ch, env)
+	seal(&ch)
+	return ch, nil
+}

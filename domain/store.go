@@ -1,0 +1,68 @@
+package domain
+
+import (
+	"context"
+	"time"
+)
+
+// Store is what the Ledger needs from persistence. The store package
+// implements it on PostgreSQL and SQLite; every write is one transaction.
+type Store interface {
+	// Create writes a new operation (ch.FromVersion is 0) with its events,
+	// attempt and first content snapshot. When the namespace already has the
+	// key nothing is written, and the existing operation is returned with
+	// created false.
+	Create(ctx context.Context, ch Change) (op Operation, created bool, err error)
+	// Apply writes ch if the operation is still at ch.FromVersion, and
+	// returns EConflict when another writer moved it first.
+	Apply(ctx context.Context, ch Change) error
+	// Load returns the operation and the database's clock. An empty
+	// namespace matches every namespace.
+	Load(ctx context.Context, namespace, id string) (Operation, time.Time, error)
+	// LoadByKey is Load by the caller's key.
+	LoadByKey(ctx context.Context, namespace, key string) (Operation, time.Time, error)
+	// ClaimReady finds up to q.Limit ready operations, skipping rows that
+	// other transactions hold, and writes what decide returns for each, all in
+	// one transaction. decide gets the database's clock.
+	ClaimReady(ctx context.Context, q ReadyQuery, decide func(Operation, time.Time) (Change, error)) ([]Change, error)
+	// List returns one page of operations, oldest first, and the cursor of
+	// the next page ("" on the last).
+	List(ctx context.Context, q ListQuery) ([]Operation, string, error)
+	Attempts(ctx context.Context, operationID string) ([]Attempt, error)
+	Timeline(ctx context.Context, operationID string) ([]AuditEvent, error)
+	ContentVersions(ctx context.Context, operationID string) ([]ContentVersion, error)
+	// Overdue lists operations that time alone may have changed — expired
+	// leases, due retries — by the database's clock, oldest first.
+	Overdue(ctx context.Context, limit int) ([]Operation, time.Time, error)
+	// SaveEvent records an incoming event unless its ID is known in the
+	// namespace; then the stored one is returned with created false.
+	SaveEvent(ctx context.Context, e Event) (Event, bool, error)
+	GetEvent(ctx context.Context, namespace, eventID string) (Event, error)
+	// SyncCards records the loaded cards, adding a version for each card
+	// whose definition changed, and returns each card's current version.
+	SyncCards(ctx context.Context, cards Cards) (map[string]int, error)
+	// Ping checks that the database answers and its schema is current.
+	Ping(ctx context.Context) error
+}
+
+// ReadyQuery selects operations a worker may claim now.
+type ReadyQuery struct {
+	Namespace string
+	Types     []string // empty: every type
+	Limit     int
+}
+
+// ListQuery filters and pages the operation list. Empty fields match all.
+type ListQuery struct {
+	Namespace     string // the caller's scope ("" for people: all)
+	Key           string
+	States        []State
+	Types         []string // a type filter, or the types of a provider filter
+	EventID       string
+	CorrelationID string
+	Assignee      string
+	Text          string    // matches key, event, correlation, provider key, result reference, error
+	CreatedBefore time.Time // zero: no bound
+	Limit         int
+	Cursor        string
+}

@@ -1,0 +1,219 @@
+package domain
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// The human commands: every one carries the reason the person gave and the
+// operation version they saw, so two people cannot silently overwrite each
+// other.
+type (
+	// Resolve is a person's decision on a desk item.
+	Resolve struct {
+		Action          ResolveAction
+		Then            ResolveAction // after confirm_not_executed: retry or cancel
+		Result          *Result       // confirm_executed: the provider's reference
+		Reason          string
+		ExpectedVersion int64
+	}
+	// Assign gives the item to a person, or to nobody when Assignee is "".
+	Assign struct {
+		Assignee        string
+		Reason          string
+		ExpectedVersion int64
+	}
+	// Note adds a remark to the timeline.
+	Note struct {
+		Text            string
+		ExpectedVersion int64 // 0: a note never conflicts
+	}
+	// Revise replaces the content with a new snapshot that needs approval.
+	Revise struct {
+		Content         json.RawMessage // canonical JSON object
+		Reason          string
+		ExpectedVersion int64
+	}
+	// Approve signs off the named content version.
+	Approve struct {
+		ContentVersion  int
+		Reason          string
+		ExpectedVersion int64 // 0: not checked
+	}
+	// Reject refuses the named content version; the operation is cancelled.
+	Reject struct {
+		ContentVersion  int
+		Reason          string
+		ExpectedVersion int64
+	}
+)
+
+func (Resolve) name() string { return "resolve" }
+func (Assign) name() string  { return "assign" }
+func (Note) name() string    { return "note" }
+func (Revise) name() string  { return "revise" }
+func (Approve) name() string { return "approve" }
+func (Reject) name() string  { return "reject" }
+
+// checkSeen refuses a decision taken on a version of the operation that is no
+// longer current.
+func checkSeen(op Operation, expected int64) error {
+	if expected != 0 && expected != op.Version {
+		e := Errorf(EVersionConflict, "the operation changed since you loaded it (version %d, now %d)", expected, op.Version)
+		e.Operation = &op
+		return e
+	}
+	return nil
+}
+
+func decideResolve(op Operation, c Resolve, env Env) (Change, error) {
+	if err := checkSeen(op, c.ExpectedVersion); err != nil {
+		return Change{}, err
+	}
+	var to State
+	action := c.Action.String()
+	switch {
+	case c.Action == ResolveConfirmExecuted && op.State == UnknownOutcome:
+		if c.Result == nil || c.Result.Ref == "" {
+			return Change{}, Invalid(FieldError{"result.ref", "the provider's reference is required to confirm execution"})
+		}
+		to = Completed
+	case c.Action == ResolveConfirmNotExecuted && op.State == UnknownOutcome:
+		switch c.Then {
+		case ResolveRetry:
+			to = Received
+		case ResolveCancel:
+			to = Cancelled
+		default:
+			return Change{}, Invalid(FieldError{"then", "must be retry or cancel"})
+		}
+		action += "+" + c.Then.String()
+	case c.Action == ResolveRetry && op.State == FailedTerminal:
+		to = Received
+	case c.Action == ResolveCancel && op.State == FailedTerminal:
+		to = Cancelled
+	case c.Action == ResolveCancel && op.State == UnknownOutcome:
+		return Change{}, Errorf(EInvalidTransition, "confirm whether the provider acted before cancelling an unknown outcome")
+	default:
+		return Change{}, Errorf(EInvalidTransition, "%s is not allowed from %s", c.Action, op.State)
+	}
+	if to == Received && op.Approval == nil && (env.Card.RequiresApproval || op.ContentVersion > 1) {
+		to = AwaitingApproval // a revised snapshot runs only once approved
+	}
+	ch := begin(op, env, to, "resolved")
+	n := &ch.Op
+	n.Resolution = &Resolution{Action: action, By: env.Actor.Identity(), Reason: c.Reason, At: env.Now}
+	n.NextRetryAt = nil
+	if to == Completed {
+		n.Result = c.Result
+	}
+	if to == Received || to == AwaitingApproval {
+		n.RetryFrom = n.Attempts // a fresh budget of automatic retries
+		n.FirstAttemptAt = nil
+	}
+	ch.Events[0].Reason = c.Reason
+	d := map[string]any{"action": action}
+	if c.Result != nil {
+		d["result_ref"] = c.Result.Ref
+	}
+	ch.Events[0].Detail = detail(d)
+	return ch, nil
+}
+
+func decideAssign(op Operation, c Assign, env Env) (Change, error) {
+	if err := checkSeen(op, c.ExpectedVersion); err != nil {
+		return Change{}, err
+	}
+	if op.State.Final() {
+		return Change{}, Errorf(EInvalidTransition, "a %s operation cannot be assigned", op.State)
+	}
+	ch := begin(op, env, op.State, "assigned")
+	ch.Op.Assignee = c.Assignee
+	ch.Events[0].Reason = c.Reason
+	ch.Events[0].Detail = detail(map[string]any{"from": op.Assignee, "to": c.Assignee})
+	return ch, nil
+}
+
+func decideNote(op Operation, c Note, env Env) (Change, error) {
+	if err := checkSeen(op, c.ExpectedVersion); err != nil {
+		return Change{}, err
+	}
+	ch := begin(op, env, op.State, "noted")
+	ch.Events[0].Reason = c.Text
+	return ch, nil
+}
+
+// revisable are the states whose content may still change: nothing of it can
+// be in flight.
+var revisable = []State{Received, FailedRetryable, FailedTerminal, AwaitingApproval}
+
+func decideRevise(op Operation, c Revise, env Env) (Change, error) {
+	if err := checkSeen(op, c.ExpectedVersion); err != nil {
+		return Change{}, err
+	}
+	if !slices.Contains(revisable, op.State) {
+		return Change{}, Errorf(EInvalidTransition, "content cannot be revised in %s", op.State)
+	}
+	ch := begin(op, env, AwaitingApproval, "revised")
+	n := &ch.Op
+	n.ContentVersion++
+	n.Content = c.Content
+	n.ContentSHA256 = SHA256Hex(c.Content)
+	n.ContentAuthor = env.Actor.Identity()
+	n.Approval = nil
+	n.NextRetryAt = nil
+	ch.Content = &ContentChange{New: true, Version: ContentVersion{OperationID: op.ID, Version: n.ContentVersion,
+		Content: c.Content, SHA256: n.ContentSHA256, CreatedBy: n.ContentAuthor, CreatedAt: env.Now, Reason: c.Reason}}
+	ch.Events[0].Reason = c.Reason
+	ch.Events[0].Detail = detail(map[string]any{"content_version": n.ContentVersion, "content_sha256": n.ContentSHA256})
+	return ch, nil
+}
+
+// checkApprovable enforces what approve and reject share: the current
+// snapshot, awaiting approval, and four eyes.
+func checkApprovable(op Operation, version int, env Env) error {
+	if op.State != AwaitingApproval {
+		return Errorf(EInvalidTransition, "the operation is %s, not awaiting approval", op.State)
+	}
+	if version != op.ContentVersion {
+		e := Errorf(EVersionConflict, "content version %d is not the current one (%d)", version, op.ContentVersion)
+		e.Operation = &op
+		return e
+	}
+	if op.ContentAuthor != "" && op.ContentAuthor == env.Actor.Identity() {
+		return Errorf(EForbidden, "you revised content version %d; someone else must decide on it", version)
+	}
+	return nil
+}
+
+func decideApprove(op Operation, c Approve, env Env) (Change, error) {
+	if err := checkSeen(op, c.ExpectedVersion); err != nil {
+		return Change{}, err
+	}
+	if err := checkApprovable(op, c.ContentVersion, env); err != nil {
+		return Change{}, err
+	}
+	ch := begin(op, env, Received, "approved")
+	ch.Op.Approval = &Approval{ContentVersion: c.ContentVersion, By: env.Actor.Identity(), At: env.Now}
+	ch.Content = &ContentChange{Version: ContentVersion{OperationID: op.ID, Version: c.ContentVersion,
+		ApprovedBy: env.Actor.Identity(), ApprovedAt: ptr(env.Now)}}
+	ch.Events[0].Reason = c.Reason
+	ch.Events[0].Detail = detail(map[string]any{"content_version": c.ContentVersion, "content_sha256": op.ContentSHA256})
+	return ch, nil
+}
+
+func decideReject(op Operation, c Reject, env Env) (Change, error) {
+	if err := checkSeen(op, c.ExpectedVersion); err != nil {
+		return Change{}, err
+	}
+	if err := checkApprovable(op, c.ContentVersion, env); err != nil {
+		return Change{}, err
+	}
+	ch := begin(op, env, Cancelled, "rejected")
+	ch.Op.Resolution = &Resolution{Action: "reject", By: env.Actor.Identity(), Reason: c.Reason, At: env.Now}
+	ch.Content = &ContentChange{Version: ContentVersion{OperationID: op.ID, Version: c.ContentVersion,
+		RejectedBy: env.Actor.Identity(), RejectedAt: ptr(env.Now)}}
+	ch.Events[0].Reason = c.Reason
+	ch.Events[0].Detail = detail(map[string]any{"content_version": c.ContentVersion})
+	return ch, nil
+}
