@@ -43,7 +43,9 @@ func WithRequestInfo(ctx context.Context, requestID, clientAddr string) context.
 
 func (l *Ledger) env(ctx context.Context, card Card, actor Actor, now time.Time) Env {
 	ri, _ := ctx.Value(requestInfoKey{}).(requestInfo)
-	return Env{Card: card, Now: now.UTC(), Actor: actor, NewID: l.IDs.New, Jitter: l.Jitter,
+	// Microseconds: what PostgreSQL keeps, so hashes over times survive a
+	// round trip through the database.
+	return Env{Card: card, Now: now.UTC().Truncate(time.Microsecond), Actor: actor, NewID: l.IDs.New, Jitter: l.Jitter,
 		RequestID: ri.id, ClientAddr: ri.addr}
 }
 

@@ -368,7 +368,13 @@ func (l *Ledger) GetEvent(ctx context.Context, actor Actor, eventID string) (Eve
 // retries — to up to limit operations, and reports how many changed. Safe
 // to run on every replica at once: each change is a compare-and-set.
 func (l *Ledger) Sweep(ctx context.Context, limit int) (int, error) {
-	ops, now, err := l.Store.Overdue(ctx, limit)
+	q := OverdueQuery{Limit: limit, MaxElapsed: map[string]time.Duration{}}
+	for _, c := range l.Cards {
+		if c.Retry.MaxElapsed > 0 {
+			q.MaxElapsed[c.Name] = c.Retry.MaxElapsed
+		}
+	}
+	ops, now, err := l.Store.Overdue(ctx, q)
 	if err != nil {
 		return 0, err
 	}

@@ -31,9 +31,10 @@ type Store interface {
 	Attempts(ctx context.Context, operationID string) ([]Attempt, error)
 	Timeline(ctx context.Context, operationID string) ([]AuditEvent, error)
 	ContentVersions(ctx context.Context, operationID string) ([]ContentVersion, error)
-	// Overdue lists operations that time alone may have changed — expired
-	// leases, due retries — by the database's clock, oldest first.
-	Overdue(ctx context.Context, limit int) ([]Operation, time.Time, error)
+	// Overdue lists operations that time alone changed — leases that
+	// expired, retries past their type's time limit — by the database's
+	// clock, and returns that clock.
+	Overdue(ctx context.Context, q OverdueQuery) ([]Operation, time.Time, error)
 	// SaveEvent records an incoming event unless its ID is known in the
 	// namespace; then the stored one is returned with created false.
 	SaveEvent(ctx context.Context, e Event) (Event, bool, error)
@@ -65,4 +66,12 @@ type ListQuery struct {
 	CreatedBefore time.Time // zero: no bound
 	Limit         int
 	Cursor        string
+}
+
+// OverdueQuery selects what the sweeper should look at.
+type OverdueQuery struct {
+	Limit int
+	// MaxElapsed is each type's retry time limit; types without one are
+	// left out.
+	MaxElapsed map[string]time.Duration
 }

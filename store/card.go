@@ -1,0 +1,76 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/opshandoff/handoff/domain"
+	"gorm.io/gorm"
+)
+
+// cardRow is one version of an operation type's retry safety card.
+type cardRow struct {
+	Name       string `gorm:"column:name;primaryKey"`
+	Version    int    `gorm:"column:version;primaryKey"`
+	SHA256     string `gorm:"column:sha256"`
+	Definition string
+	LoadedAt   time.Time
+}
+
+func (cardRow) TableName() string { return "operation_types" }
+
+// cardDefinition is the card as it is recorded: every field that changes
+// what Handoff does or tells a person.
+func cardDefinition(c domain.Card) []byte {
+	classes := func(cs []domain.ErrorClass) []string {
+		out := make([]string, len(cs))
+		for i, c := range cs {
+			out[i] = c.String()
+		}
+		return out
+	}
+	b, _ := json.Marshal(map[string]any{
+		"name": c.Name, "description": c.Description, "side_effect": c.SideEffect, "provider": c.Provider,
+		"provider_idempotency": c.ProviderIdempotency.String(), "provider_key_retention": c.ProviderKeyRetention.String(),
+		"lookup": c.Lookup.String(), "lookup_url": c.LookupURL, "lookup_authoritative": c.LookupAuthoritative,
+		"requires_approval": c.RequiresApproval,
+		"retry": map[string]any{"max_attempts": c.Retry.MaxAttempts, "max_elapsed": c.Retry.MaxElapsed.String(),
+			"backoff": c.Retry.Backoff.String(), "backoff_max": c.Retry.BackoffMax.String()},
+		"retryable": classes(c.Retryable), "terminal": classes(c.Terminal), "lease": c.Lease.String(),
+		"owner": c.Owner, "notify_url": c.NotifyURL, "unverified": c.Unverified,
+	})
+	canon, _ := domain.Canonicalize(b)
+	return canon
+}
+
+// SyncCards records a new version of every card whose definition changed
+// since it was last loaded, and returns each card's current version.
+func (s *Store) SyncCards(ctx context.Context, cards domain.Cards) (map[string]int, error) {
+	versions := map[string]int{}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		for _, c := range cards.Sorted() {
+			def := cardDefinition(c)
+			sum := domain.SHA256Hex(def)
+			var last cardRow
+			err := tx.Where("name = ?", c.Name).Order("version DESC").Limit(1).Find(&last).Error
+			if err != nil {
+				return err
+			}
+			if last.SHA256 == sum {
+				versions[c.Name] = last.Version
+				continue
+			}
+			row := cardRow{Name: c.Name, Version: last.Version + 1, SHA256: sum, Definition: string(def), LoadedAt: s.now().UTC()}
+			if err := tx.Create(&row).Error; err != nil {
+				return err
+			}
+			versions[c.Name] = row.Version
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, translate(err, "operation type")
+	}
+	return versions, nil
+}

@@ -1,0 +1,112 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/opshandoff/handoff/domain"
+	"gorm.io/gorm"
+)
+
+// ClaimReady claims up to q.Limit ready operations in one transaction. On
+// PostgreSQL the rows are locked with FOR UPDATE SKIP LOCKED, so concurrent
+// pullers each get different operations without waiting on one another; on
+// SQLite the transaction itself is exclusive.
+func (s *Store) ClaimReady(ctx context.Context, q domain.ReadyQuery, decide func(domain.Operation, time.Time) (domain.Change, error)) ([]domain.Change, error) {
+	var out []domain.Change
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		out = out[:0]
+		now := s.now().UTC()
+		nowSQL, nowArgs := "?", []any{now}
+		if s.dialect == "postgres" {
+			nowSQL, nowArgs = "now()", nil
+		}
+		where := []string{"namespace = ?", "(state = 'received' OR (state = 'failed_retryable' AND next_retry_at <= " + nowSQL + "))"}
+		args := append([]any{q.Namespace}, nowArgs...)
+		if len(q.Types) > 0 {
+			where = append(where, "type IN ?")
+			args = append(args, q.Types)
+		}
+		sql := "SELECT operations.*, " + s.dbNow() + " AS db_now FROM operations WHERE " + strings.Join(where, " AND ") +
+			" ORDER BY created_at, id LIMIT ?"
+		args = append(args, q.Limit)
+		if s.dialect == "postgres" {
+			sql += " FOR UPDATE SKIP LOCKED"
+		}
+		var rows []operationWithClock
+		if err := tx.Raw(sql, args...).Scan(&rows).Error; err != nil {
+			return err
+		}
+		for _, r := range rows {
+			op, err := r.Row.toDomain()
+			if err != nil {
+				return err
+			}
+			if s.dialect == "postgres" {
+				now = r.DBNow.UTC()
+			}
+			ch, err := decide(op, now)
+			if domain.ErrorCode(err) == domain.ENotClaimable {
+				continue
+			} else if err != nil {
+				return err
+			}
+			if err := applyTx(tx, ch); err != nil {
+				return err
+			}
+			out = append(out, ch)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, translate(err, "operation")
+	}
+	return out, nil
+}
+
+// Overdue lists operations whose lease expired, or whose retries ran past
+// their type's time limit, by the database's clock.
+func (s *Store) Overdue(ctx context.Context, q domain.OverdueQuery) ([]domain.Operation, time.Time, error) {
+	now := s.now().UTC()
+	nowSQL, nowArgs := "?", []any{now}
+	if s.dialect == "postgres" {
+		nowSQL, nowArgs = "now()", nil
+	}
+	var rows []operationWithClock
+	sql := "SELECT operations.*, " + s.dbNow() + " AS db_now FROM operations WHERE state IN ('processing', 'action_pending') AND lease_expires_at <= " + nowSQL +
+		" ORDER BY lease_expires_at LIMIT ?"
+	if err := s.db.WithContext(ctx).Raw(sql, append(nowArgs, q.Limit)...).Scan(&rows).Error; err != nil {
+		return nil, time.Time{}, translate(err, "operation")
+	}
+	for typ, d := range q.MaxElapsed {
+		if len(rows) >= q.Limit {
+			break
+		}
+		var more []operationWithClock
+		sql := "SELECT operations.*, " + s.dbNow() + " AS db_now FROM operations WHERE state = 'failed_retryable' AND type = ? AND first_attempt_at <= ? ORDER BY first_attempt_at LIMIT ?"
+		cutoff := now.Add(-d)
+		if s.dialect == "postgres" {
+			if err := s.db.WithContext(ctx).Raw("SELECT now()").Scan(&now).Error; err != nil {
+				return nil, time.Time{}, translate(err, "clock")
+			}
+			cutoff = now.UTC().Add(-d)
+		}
+		if err := s.db.WithContext(ctx).Raw(sql, typ, cutoff, q.Limit-len(rows)).Scan(&more).Error; err != nil {
+			return nil, time.Time{}, translate(err, "operation")
+		}
+		rows = append(rows, more...)
+	}
+	ops := make([]domain.Operation, 0, len(rows))
+	for _, r := range rows {
+		op, err := r.Row.toDomain()
+		if err != nil {
+			return nil, time.Time{}, domain.Wrap(domain.EInternal, err, "unreadable operation row")
+		}
+		ops = append(ops, op)
+		if s.dialect == "postgres" && r.DBNow.After(now) {
+			now = r.DBNow
+		}
+	}
+	return ops, now.UTC(), nil
+}

@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/opshandoff/handoff/domain"
+)
+
+// List returns one page of operations, oldest first, with keyset pagination
+// on (created_at, id): the cursor names the last row of the previous page.
+func (s *Store) List(ctx context.Context, q domain.ListQuery) ([]domain.Operation, string, error) {
+	where, args := []string{"1 = 1"}, []any{}
+	add := func(cond string, a ...any) { where = append(where, cond); args = append(args, a...) }
+	if q.Namespace != "" {
+		add("namespace = ?", q.Namespace)
+	}
+	if q.Key != "" {
+		add("key = ?", q.Key)
+	}
+	if len(q.States) > 0 {
+		names := make([]string, len(q.States))
+		for i, st := range q.States {
+			names[i] = st.String()
+		}
+		add("state IN ?", names)
+	}
+	if len(q.Types) > 0 {
+		add("type IN ?", q.Types)
+	}
+	if q.EventID != "" {
+		add("event_id = ?", q.EventID)
+	}
+	if q.CorrelationID != "" {
+		add("correlation_id = ?", q.CorrelationID)
+	}
+	if q.Assignee != "" {
+		add("assignee = ?", q.Assignee)
+	}
+	if q.Text != "" {
+		pat := "%" + escapeLike(strings.ToLower(q.Text)) + "%"
+		cols := []string{"key", "event_id", "correlation_id", "provider_key", "result_ref", "last_error_message", "last_error_code"}
+		ors := make([]string, len(cols))
+		for i, c := range cols {
+			ors[i] = "LOWER(COALESCE(" + c + ", '')) LIKE ? ESCAPE '\\'"
+			args = append(args, pat)
+		}
+		where = append(where, "("+strings.Join(ors, " OR ")+")")
+	}
+	if !q.CreatedBefore.IsZero() {
+		add("created_at < ?", q.CreatedBefore.UTC())
+	}
+	if q.Cursor != "" {
+		at, id, err := decodeCursor(q.Cursor)
+		if err != nil {
+			return nil, "", domain.Invalid(domain.FieldError{Field: "cursor", Message: "is not a cursor this server issued"})
+		}
+		add("(created_at > ? OR (created_at = ? AND id > ?))", at, at, id)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	var rows []operationRow
+	err := s.db.WithContext(ctx).Raw("SELECT * FROM operations WHERE "+strings.Join(where, " AND ")+
+		" ORDER BY created_at, id LIMIT ?", append(args, limit+1)...).Scan(&rows).Error
+	if err != nil {
+		return nil, "", translate(err, "operation")
+	}
+	next := ""
+	if len(rows) > limit {
+		rows = rows[:limit]
+		last := rows[limit-1]
+		next = encodeCursor(last.CreatedAt, last.ID)
+	}
+	ops := make([]domain.Operation, 0, len(rows))
+	for _, r := range rows {
+		op, err := r.toDomain()
+		if err != nil {
+			return nil, "", domain.Wrap(domain.EInternal, err, "unreadable operation row")
+		}
+		ops = append(ops, op)
+	}
+	return ops, next, nil
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+func encodeCursor(at time.Time, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(at.UTC().UnixNano(), 10) + "|" + id))
+}
+
+func decodeCursor(c string) (time.Time, string, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return time.Time{}, "", err
+	}
+	ns, id, ok := strings.Cut(string(raw), "|")
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if !ok || err != nil || id == "" {
+		return time.Time{}, "", domain.Errorf(domain.EInvalid, "bad cursor")
+	}
+	return time.Unix(0, n).UTC(), id, nil
+}

@@ -1,0 +1,207 @@
+// Package store implements domain.Store and domain.TokenStore with GORM on
+// PostgreSQL (production) and SQLite (the embedded default). It owns every
+// SQL statement: rows and their converters, compare-and-set updates, keyset
+// queries and search, and the translation of database errors into
+// domain.Error at its border.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/migrations"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Store is the GORM implementation of domain.Store.
+type Store struct {
+	db      *gorm.DB
+	dialect string // "postgres" or "sqlite"
+	// now is SQLite's clock: an embedded database shares the process's clock.
+	// PostgreSQL's clock is read in SQL.
+	now func() time.Time
+}
+
+var (
+	_ domain.Store      = (*Store)(nil)
+	_ domain.TokenStore = (*Store)(nil)
+)
+
+// Open connects to the database named by url — "postgres://…" or
+// "sqlite://path" (also "sqlite:path") — and migrates it.
+func Open(ctx context.Context, rawURL string) (*Store, error) {
+	s, err := Connect(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Connect opens the database without migrating it.
+func Connect(rawURL string) (*Store, error) {
+	cfg := &gorm.Config{PrepareStmt: true, SkipDefaultTransaction: true, TranslateError: true,
+		Logger: logger.Discard, NowFunc: func() time.Time { return time.Now().UTC() }}
+	switch {
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+		db, err := gorm.Open(postgres.Open(rawURL), cfg)
+		if err != nil {
+			return nil, domain.Wrap(domain.EUnavailable, err, "cannot reach PostgreSQL")
+		}
+		sqlDB, _ := db.DB()
+		// Commits are the cost on PostgreSQL: size the pool for the cores,
+		// not for the clients.
+		sqlDB.SetMaxOpenConns(4 * runtime.GOMAXPROCS(0))
+		sqlDB.SetMaxIdleConns(4 * runtime.GOMAXPROCS(0))
+		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+		return &Store{db: db, dialect: "postgres", now: time.Now}, nil
+	case strings.HasPrefix(rawURL, "sqlite:"):
+		path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite:"), "//")
+		if path == "" {
+			return nil, domain.Errorf(domain.EInvalid, "sqlite URL names no file: %q", rawURL)
+		}
+		q := url.Values{}
+		q.Add("_pragma", "busy_timeout(10000)")
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(NORMAL)")
+		q.Add("_pragma", "foreign_keys(1)")
+		q.Set("_txlock", "immediate")
+		db, err := gorm.Open(sqlite.Open("file:"+path+"?"+q.Encode()), cfg)
+		if err != nil {
+			return nil, domain.Wrap(domain.EUnavailable, err, "cannot open the SQLite database")
+		}
+		sqlDB, _ := db.DB()
+		// SQLite has one writer; one connection serialises writers without
+		// busy errors, and reads are fast enough for one process.
+		sqlDB.SetMaxOpenConns(1)
+		return &Store{db: db, dialect: "sqlite", now: time.Now}, nil
+	}
+	return nil, domain.Errorf(domain.EInvalid, "HANDOFF_DATABASE_URL must start with postgres:// or sqlite://")
+}
+
+// Dialect is "postgres" or "sqlite".
+func (s *Store) Dialect() string { return s.dialect }
+
+// Close closes the connection pool.
+func (s *Store) Close() error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// SetClock replaces SQLite's clock, for tests that move time. PostgreSQL
+// always uses its own clock.
+func (s *Store) SetClock(now func() time.Time) { s.now = now }
+
+func (s *Store) provider() (*goose.Provider, error) {
+	fsys, err := migrations.For(s.dialect)
+	if err != nil {
+		return nil, err
+	}
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return nil, err
+	}
+	var opts []goose.ProviderOption
+	dialect := goose.DialectSQLite3
+	if s.dialect == "postgres" {
+		dialect = goose.DialectPostgres
+		// Several replicas may start at once: one migrates, the others wait.
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	return goose.NewProvider(dialect, sqlDB, fsys, opts...)
+}
+
+// Migrate applies every pending migration.
+func (s *Store) Migrate(ctx context.Context) error {
+	p, err := s.provider()
+	if err != nil {
+		return err
+	}
+	results, err := p.Up(ctx)
+	if err != nil {
+		return domain.Wrap(domain.EUnavailable, err, "migrating the database failed")
+	}
+	for _, r := range results {
+		slog.Info("migrated", "version", r.Source.Version, "file", r.Source.Path, "took", r.Duration)
+	}
+	return nil
+}
+
+// Ping checks that the database answers and has no pending migration.
+func (s *Store) Ping(ctx context.Context) error {
+	p, err := s.provider()
+	if err != nil {
+		return err
+	}
+	pending, err := p.HasPending(ctx)
+	if err != nil {
+		return domain.Wrap(domain.EUnavailable, err, "the database does not answer")
+	}
+	if pending {
+		return domain.Errorf(domain.EUnavailable, "the database has pending migrations")
+	}
+	return nil
+}
+
+// translate turns database errors into domain errors at the border.
+func translate(err error, what string) error {
+	var de *domain.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &de):
+		return err
+	case errors.Is(err, gorm.ErrRecordNotFound), errors.Is(err, sql.ErrNoRows):
+		return domain.Errorf(domain.ENotFound, "no such %s", what)
+	case errors.Is(err, gorm.ErrDuplicatedKey):
+		return domain.Wrap(domain.EConflict, err, what+" already exists")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return domain.Wrap(domain.EUnavailable, err, "the request was cancelled")
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01") {
+		return domain.Wrap(domain.EConflict, err, "serialization failure")
+	}
+	if isConnError(err) {
+		return domain.Wrap(domain.EUnavailable, err, "the database cannot be reached")
+	}
+	return domain.Wrap(domain.EInternal, err, fmt.Sprintf("database error on %s", what))
+}
+
+func isConnError(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P")
+	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) || errors.Is(err, sql.ErrConnDone) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "database is locked") ||
+		strings.Contains(msg, "broken pipe") || strings.Contains(msg, "closed pool")
+}

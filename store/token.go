@@ -1,0 +1,66 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/opshandoff/handoff/domain"
+)
+
+// tokenRow is an API token; only the hash of its secret is stored.
+type tokenRow struct {
+	ID         string `gorm:"column:id;primaryKey"`
+	Namespace  string
+	Name       string
+	Hash       string
+	CreatedAt  time.Time `gorm:"autoCreateTime:false"`
+	RevokedAt  *time.Time
+	LastUsedAt *time.Time
+}
+
+func (tokenRow) TableName() string { return "api_tokens" }
+
+func (r tokenRow) toDomain() domain.APIToken {
+	return domain.APIToken{ID: r.ID, Namespace: r.Namespace, Name: r.Name, Hash: r.Hash,
+		CreatedAt: r.CreatedAt.UTC(), RevokedAt: utcPtr(r.RevokedAt), LastUsedAt: utcPtr(r.LastUsedAt)}
+}
+
+// CreateToken stores a new token.
+func (s *Store) CreateToken(ctx context.Context, t domain.APIToken) error {
+	row := tokenRow{ID: t.ID, Namespace: t.Namespace, Name: t.Name, Hash: t.Hash, CreatedAt: t.CreatedAt.UTC()}
+	return translate(s.db.WithContext(ctx).Create(&row).Error, "token")
+}
+
+// TokenByHash finds a token by the hash of its secret.
+func (s *Store) TokenByHash(ctx context.Context, hash string) (domain.APIToken, error) {
+	var row tokenRow
+	if err := s.db.WithContext(ctx).Where("hash = ?", hash).Take(&row).Error; err != nil {
+		return domain.APIToken{}, translate(err, "token")
+	}
+	return row.toDomain(), nil
+}
+
+// ListTokens lists every token, oldest first.
+func (s *Store) ListTokens(ctx context.Context) ([]domain.APIToken, error) {
+	var rows []tokenRow
+	if err := s.db.WithContext(ctx).Order("created_at, id").Find(&rows).Error; err != nil {
+		return nil, translate(err, "token")
+	}
+	out := make([]domain.APIToken, len(rows))
+	for i, r := range rows {
+		out[i] = r.toDomain()
+	}
+	return out, nil
+}
+
+// RevokeToken marks a token revoked.
+func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error {
+	res := s.db.WithContext(ctx).Model(&tokenRow{}).Where("id = ? AND revoked_at IS NULL", id).Update("revoked_at", at.UTC())
+	if res.Error != nil {
+		return translate(res.Error, "token")
+	}
+	if res.RowsAffected == 0 {
+		return domain.Errorf(domain.ENotFound, "no live token with id %q", id)
+	}
+	return nil
+}
