@@ -34,7 +34,7 @@ type Operation struct {
 	Attempts       int
 	RetryFrom      int        // attempts made before the last human retry; they do not count towards the card's limits
 	FirstAttemptAt *time.Time // first attempt since the last human retry
-	LeaseToken     int64 // the last fencing token issued; the next claim gets a greater one
+	LeaseToken     int64      // the last fencing token issued; the next claim gets a greater one
 	Lease          *Lease
 	NextRetryAt    *time.Time
 
