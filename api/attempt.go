@@ -1,0 +1,44 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/opshandoff/handoff/domain"
+)
+
+// attemptJSON is one try at an operation.
+type attemptJSON struct {
+	ID        string     `json:"id"`
+	Number    int        `json:"number"`
+	Worker    string     `json:"worker"`
+	ClaimedAt time.Time  `json:"claimed_at"`
+	BeganAt   *time.Time `json:"began_at"`
+	SettledAt *time.Time `json:"settled_at"`
+	Outcome   *string    `json:"outcome" doc:"the state the attempt ended in, or lease_expired; null while it runs"`
+	Error     *errorJSON `json:"error"`
+}
+
+func toAttempt(a domain.Attempt) attemptJSON {
+	return attemptJSON{ID: a.ID, Number: a.Number, Worker: a.Worker, ClaimedAt: a.ClaimedAt.UTC(),
+		BeganAt: utcp(a.BeganAt), SettledAt: utcp(a.SettledAt), Outcome: str(a.Outcome), Error: toErrorJSON(a.Error)}
+}
+
+type attemptList struct {
+	Items []attemptJSON `json:"items" schema:"required"`
+}
+
+func (s *server) attempts(c *gin.Context) {
+	as, err := s.ledger.Attempts(c.Request.Context(), actorOf(c), c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := attemptList{Items: []attemptJSON{}}
+	for _, a := range as {
+		out.Items = append(out.Items, toAttempt(a))
+	}
+	s.render(c, http.StatusOK, out)
+}

@@ -1,0 +1,70 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/opshandoff/handoff/domain"
+)
+
+// server holds what every handler needs.
+type server struct {
+	ledger    *domain.Ledger
+	auth      Authenticator
+	ready     func(context.Context) error
+	log       *slog.Logger
+	bodyLimit int64
+	now       func() time.Time
+	// prepared once by New
+	metricsHandler http.Handler
+	openapiDoc     []byte
+}
+
+// Authenticator is what the api needs from auth: auth.Chain satisfies it.
+// The consumer declares the interface, so api depends on no auth type.
+type Authenticator interface {
+	Authenticate(ctx context.Context, bearer string) (domain.Actor, error)
+}
+
+// render writes v as JSON. Marshalling first means a failure still becomes
+// a clean 500 problem instead of a half-written body.
+func (s *server) render(c *gin.Context, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		s.fail(c, domain.Wrap(domain.EInternal, err, "response does not marshal"))
+		return
+	}
+	c.Data(status, "application/json; charset=utf-8", body)
+}
+
+// renderOperation answers a single-operation use case.
+func (s *server) renderOperation(c *gin.Context, op domain.Operation, err error) {
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.render(c, http.StatusOK, toOperation(op, false))
+}
+
+// opCall is a Ledger use case on one operation, as a method expression such
+// as (*domain.Ledger).Settle.
+type opCall[T any] func(*domain.Ledger, context.Context, domain.Actor, string, T) (domain.Operation, error)
+
+// opAction builds the handler of a POST /v1/operations/{id}/<action>: parse
+// the body, call the one use case, render the operation. Those handlers
+// differ only in their parser and use case, so they are written once.
+func opAction[T any](parse func([]byte) (T, error), call opCall[T]) func(*server, *gin.Context) {
+	return func(s *server, c *gin.Context) {
+		cmd, ok := bind(s, c, parse)
+		if !ok {
+			return
+		}
+		op, err := call(s.ledger, c.Request.Context(), actorOf(c), c.Param("id"), cmd)
+		s.renderOperation(c, op, err)
+	}
+}

@@ -1,0 +1,113 @@
+package api
+
+import (
+	"log/slog"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/opshandoff/handoff/domain"
+)
+
+// gin context keys.
+const (
+	keyRequestID = "handoff.request_id"
+	keyActor     = "handoff.actor"
+)
+
+// requestIDRE accepts a caller's X-Request-ID only when it is short and
+// plain, so it cannot forge log lines or bloat audit rows.
+var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// withRequestID takes or makes the request ID, echoes it, and records it with
+// the client address in the request's context for the audit trail.
+func (s *server) withRequestID(ids *domain.IDSource) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		rid := c.GetHeader("X-Request-ID")
+		if !requestIDRE.MatchString(rid) {
+			rid = ids.New("req")
+		}
+		c.Set(keyRequestID, rid)
+		c.Header("X-Request-ID", rid)
+		// ClientIP honours forwarding headers only from Config.TrustedProxies;
+		// with none it is the peer address.
+		ctx := domain.WithRequestInfo(c.Request.Context(), rid, c.ClientIP())
+		c.Request = c.Request.WithContext(ctx)
+		c.Next()
+	}
+}
+
+func requestID(c *gin.Context) string { return c.GetString(keyRequestID) }
+
+// recovery turns a panic into the internal problem, logged with the request
+// ID and stack; unlike gin's Recovery it never dumps the request headers.
+func (s *server) recovery(c *gin.Context) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		if v == http.ErrAbortHandler { //nolint:errorlint // the sentinel itself is what net/http panics with
+			panic(v)
+		}
+		s.log.ErrorContext(c.Request.Context(), "panic", "request_id", requestID(c), "panic", v, "stack", string(debug.Stack()))
+		if c.Writer.Written() {
+			c.Abort()
+			return
+		}
+		s.fail(c, domain.Errorf(domain.EInternal, "panic"))
+	}()
+	c.Next()
+}
+
+// accessLog writes one line per request: the route template, never the
+// query string or headers, where search text and credentials live.
+func (s *server) accessLog(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	level := slog.LevelInfo
+	if c.Writer.Status() < 400 && probes[c.FullPath()] {
+		level = slog.LevelDebug // probes and scrapes every few seconds would drown the rest
+	}
+	s.log.Log(c.Request.Context(), level, "request", "request_id", requestID(c), "method", c.Request.Method,
+		"route", routeLabel(c), "path", c.Request.URL.Path, "status", c.Writer.Status(),
+		"duration_ms", time.Since(start).Milliseconds(), "client", c.ClientIP())
+}
+
+var probes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
+// authenticate requires "Authorization: Bearer …" and records the actor.
+// Cookies are never read here: the /v1 API is for bearer credentials only,
+// which keeps it out of reach of cross-site requests.
+func (s *server) authenticate(c *gin.Context) {
+	scheme, cred, _ := strings.Cut(c.GetHeader("Authorization"), " ")
+	cred = strings.TrimSpace(cred)
+	if !strings.EqualFold(scheme, "Bearer") || cred == "" || s.auth == nil {
+		s.fail(c, domain.Errorf(domain.EUnauthenticated, "an Authorization: Bearer header is required"))
+		return
+	}
+	actor, err := s.auth.Authenticate(c.Request.Context(), cred)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Set(keyActor, actor)
+	c.Next()
+}
+
+// actorOf is the authenticated caller; the zero Actor (which the domain
+// refuses everything) if authenticate did not run.
+func actorOf(c *gin.Context) domain.Actor {
+	a, _ := c.Get(keyActor)
+	actor, _ := a.(domain.Actor)
+	return actor
+}
+
+// notFound answers unmatched paths with the not_found problem.
+func (s *server) notFound(c *gin.Context) {
+	s.fail(c, domain.Errorf(domain.ENotFound, "no route for %s %s", c.Request.Method, c.Request.URL.Path))
+}

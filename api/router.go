@@ -1,0 +1,97 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/opshandoff/handoff/domain"
+)
+
+// Config is what the API needs from its wiring (cmd/handoff).
+type Config struct {
+	Ledger *domain.Ledger
+	// Auth verifies bearer credentials; auth.Chain implements it. nil
+	// refuses every authenticated route.
+	Auth Authenticator
+	// Ready reports whether the database answers and is migrated (/readyz);
+	// nil means always ready.
+	Ready func(context.Context) error
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// BodyLimit bounds request bodies in bytes; 0 means DefaultBodyLimit.
+	BodyLimit int64
+	// Registry receives the HTTP metrics and is served at /metrics. nil: a
+	// fresh registry with the Go and process collectors.
+	Registry *prometheus.Registry
+	// TrustedProxies are the addresses (CIDRs) whose X-Forwarded-For is
+	// believed for the client address. Empty: none, the peer is the client.
+	TrustedProxies []string
+	// Now is the clock for relative filters such as older_than.
+	Now func() time.Time
+}
+
+// New builds the API's gin engine from the route table.
+func New(cfg Config) (*gin.Engine, error) {
+	gin.SetMode(gin.ReleaseMode)
+	s := &server{ledger: cfg.Ledger, auth: cfg.Auth, ready: cfg.Ready, log: cfg.Logger,
+		bodyLimit: cfg.BodyLimit, now: cfg.Now}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.bodyLimit <= 0 {
+		s.bodyLimit = DefaultBodyLimit
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	reg := cfg.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, fmt.Errorf("api metrics: %w", err)
+	}
+	s.metricsHandler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+	if s.openapiDoc, err = openAPIJSON(routes); err != nil {
+		return nil, fmt.Errorf("api openapi document: %w", err)
+	}
+
+	// gin.New, not gin.Default: gin's logger and recovery print requests
+	// (headers included) to stdout; ours log through slog without them.
+	e := gin.New()
+	if err := e.SetTrustedProxies(cfg.TrustedProxies); err != nil {
+		return nil, fmt.Errorf("api trusted proxies: %w", err)
+	}
+	e.Use(s.withRequestID(&domain.IDSource{}), m.observe, s.accessLog, s.recovery)
+	e.NoRoute(s.notFound)
+	for _, r := range routes {
+		handle := func(c *gin.Context) { r.Handle(s, c) }
+		if r.Public {
+			e.Handle(r.Method, r.Path, handle)
+		} else {
+			e.Handle(r.Method, r.Path, s.authenticate, handle)
+		}
+	}
+	return e, nil
+}
+
+// openAPIPath converts a gin path to an OpenAPI one: :id becomes {id}.
+func openAPIPath(p string) string {
+	parts := strings.Split(p, "/")
+	for i, part := range parts {
+		if name, ok := strings.CutPrefix(part, ":"); ok {
+			parts[i] = "{" + name + "}"
+		}
+	}
+	return strings.Join(parts, "/")
+}

@@ -1,0 +1,92 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/opshandoff/handoff/domain"
+)
+
+// cardJSON is an operation type's retry safety card, read-only. notify_url
+// is left out on purpose: webhook URLs often embed a secret, and every token
+// holder may read the cards.
+type cardJSON struct {
+	Name                 string    `json:"name"`
+	Description          string    `json:"description"`
+	SideEffect           string    `json:"side_effect"`
+	Provider             string    `json:"provider"`
+	ProviderIdempotency  string    `json:"provider_idempotency" schema:"enum=idempotency"`
+	ProviderKeyRetention string    `json:"provider_key_retention" doc:"a duration such as 24h; 0s when the provider does not deduplicate"`
+	Lookup               string    `json:"lookup" schema:"enum=lookups"`
+	LookupURL            *string   `json:"lookup_url"`
+	LookupAuthoritative  bool      `json:"lookup_authoritative"`
+	RequiresApproval     bool      `json:"requires_approval"`
+	Retry                retryJSON `json:"retry"`
+	Retryable            []string  `json:"retryable" schema:"items=classes"`
+	Terminal             []string  `json:"terminal" schema:"items=classes"`
+	Lease                string    `json:"lease"`
+	Owner                *string   `json:"owner"`
+	Unverified           []string  `json:"unverified"`
+}
+
+type retryJSON struct {
+	MaxAttempts int    `json:"max_attempts"`
+	MaxElapsed  string `json:"max_elapsed"`
+	Backoff     string `json:"backoff"`
+	BackoffMax  string `json:"backoff_max"`
+}
+
+func toCard(c domain.Card) cardJSON {
+	return cardJSON{Name: c.Name, Description: c.Description, SideEffect: c.SideEffect, Provider: c.Provider,
+		ProviderIdempotency: c.ProviderIdempotency.String(), ProviderKeyRetention: duration(c.ProviderKeyRetention),
+		Lookup: c.Lookup.String(), LookupURL: str(c.LookupURL), LookupAuthoritative: c.LookupAuthoritative,
+		RequiresApproval: c.RequiresApproval,
+		Retry: retryJSON{MaxAttempts: c.Retry.MaxAttempts, MaxElapsed: duration(c.Retry.MaxElapsed),
+			Backoff: duration(c.Retry.Backoff), BackoffMax: duration(c.Retry.BackoffMax)},
+		Retryable: classes(c.Retryable), Terminal: classes(c.Terminal), Lease: duration(c.Lease),
+		Owner: str(c.Owner), Unverified: append([]string{}, c.Unverified...)}
+}
+
+func classes(cs []domain.ErrorClass) []string {
+	out := []string{}
+	for _, c := range cs {
+		out = append(out, c.String())
+	}
+	return out
+}
+
+// duration writes durations as the cards are written: 24h, not 24h0m0s.
+func duration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+type cardList struct {
+	Items []cardJSON `json:"items" schema:"required"`
+}
+
+func (s *server) listTypes(c *gin.Context) {
+	out := cardList{Items: []cardJSON{}}
+	for _, card := range s.ledger.Cards.Sorted() {
+		out.Items = append(out.Items, toCard(card))
+	}
+	s.render(c, http.StatusOK, out)
+}
+
+func (s *server) getType(c *gin.Context) {
+	card, err := s.ledger.Cards.Get(c.Param("name"))
+	if err != nil { // a missing resource here is 404, not unknown_type's 422
+		s.fail(c, domain.Errorf(domain.ENotFound, "no operation type named %q", c.Param("name")))
+		return
+	}
+	s.render(c, http.StatusOK, toCard(card))
+}
