@@ -1,0 +1,61 @@
+// Command handoff is the Handoff server and its administration tool:
+// serve (the default), migrate, token, cards.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `handoff — an operation ledger with a human reconciliation desk
+
+usage:
+  handoff [serve]                                  run the server (HANDOFF_* environment)
+  handoff migrate                                  apply database migrations and exit
+  handoff token create --namespace NS --name NAME  create an API token (printed once)
+  handoff token list                               list API tokens
+  handoff token revoke ID                          revoke an API token
+  handoff cards check FILE|DIR                     validate operation types
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "handoff:", err)
+		os.Exit(1)
+	}
+}
+
+// run dispatches a subcommand; it is main without the process, for tests.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	cfg, err := configFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, cfg, stderr)
+	case "migrate":
+		return migrate(ctx, cfg, stdout)
+	case "token":
+		return tokenCmd(ctx, cfg, args, stdout)
+	case "cards":
+		return cardsCmd(args, stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}
