@@ -1,0 +1,38 @@
+// Keyboard shortcuts for the desk: "/" focuses search; j and k move in the
+// queue. Everything works without this file; it only saves keystrokes.
+(function () {
+  "use strict";
+  function typing(e) {
+    var t = e.target;
+    return t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable);
+  }
+  document.addEventListener("keydown", function (e) {
+    if (e.ctrlKey || e.metaKey || e.altKey || typing(e)) return;
+    if (e.key === "/") {
+      var s = document.querySelector("[data-search]");
+      if (s) { e.preventDefault(); s.focus(); }
+      return;
+    }
+    if (e.key === "j" || e.key === "k") {
+      var rows = Array.prototype.slice.call(document.querySelectorAll("[data-queue-row] a[data-row-link]"));
+      if (!rows.length) return;
+      var i = rows.indexOf(document.activeElement);
+      i = e.key === "j" ? Math.min(i + 1, rows.length - 1) : Math.max(i - 1, 0);
+      rows[i].focus();
+      e.preventDefault();
+    }
+  });
+  // Times: show the viewer's local time, keep UTC on hover.
+  function localTimes(root) {
+    root.querySelectorAll("time[datetime]").forEach(function (el) {
+      if (el.dataset.local) return;
+      var d = new Date(el.getAttribute("datetime"));
+      if (isNaN(d)) return;
+      el.title = el.getAttribute("datetime");
+      el.textContent = d.toLocaleString();
+      el.dataset.local = "1";
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () { localTimes(document); });
+  document.addEventListener("htmx:afterSwap", function (e) { localTimes(e.target); });
+})();

@@ -1,0 +1,3 @@
+// Package layouts holds the desk's page frame: head, navigation, the
+// development sign-in banner.
+package layouts

@@ -1,0 +1,79 @@
+package web
+
+import (
+	"log/slog"
+	"net/http"
+	"path"
+
+	"github.com/a-h/templ"
+	"github.com/gin-gonic/gin"
+
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/static"
+)
+
+// Config is what the desk needs from its wiring (cmd/handoff).
+type Config struct {
+	Ledger *domain.Ledger
+	Logger *slog.Logger
+	// TrustedProxies are the addresses whose X-Forwarded-For is believed.
+	TrustedProxies []string
+}
+
+// server holds what every desk handler needs.
+type server struct {
+	ledger *domain.Ledger
+	log    *slog.Logger
+}
+
+// New builds the desk's gin engine.
+func New(cfg Config) (*gin.Engine, error) {
+	gin.SetMode(gin.ReleaseMode)
+	s := &server{ledger: cfg.Ledger, log: cfg.Logger}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	e := gin.New()
+	if err := e.SetTrustedProxies(cfg.TrustedProxies); err != nil {
+		return nil, err
+	}
+	e.Use(securityHeaders)
+	e.GET("/static/*file", serveStatic)
+	return e, nil
+}
+
+// contentSecurityPolicy lets the page load only what the server serves: no
+// inline script, no other origin.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+
+func securityHeaders(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("X-Frame-Options", "DENY")
+	c.Next()
+}
+
+// serveStatic serves the embedded files by their content-hashed names, to be
+// cached forever.
+func serveStatic(c *gin.Context) {
+	name, ok := static.Resolve(path.Clean(c.Param("file"))[1:])
+	if !ok {
+		c.Status(http.StatusNotFound)
+		return
+	}
+	c.Header("Cache-Control", "public, max-age=31536000, immutable")
+	c.FileFromFS(name, http.FS(static.FS))
+}
+
+// render writes a templ component as the response, with the request's
+// context, so a cancelled request stops rendering.
+func render(c *gin.Context, status int, component templ.Component) {
+	c.Status(status)
+	c.Header("Content-Type", "text/html; charset=utf-8")
+	if err := component.Render(c.Request.Context(), c.Writer); err != nil {
+		_ = c.Error(err)
+	}
+}
