@@ -327,6 +327,10 @@ func (l *Ledger) eventRegistrations(actor Actor, r EventRegistration) ([]Registr
 		content, err := CanonicalObject(a.Content)
 		if err != nil && len(a.Content) > 0 {
 			errs = append(errs, FieldError{f + "content", err.Error()})
+		} else if len(content) > MaxContentBytes {
+			// Checked before the event is saved, so a refused action never
+			// leaves an event recorded without its operations.
+			return nil, "", Errorf(ETooLarge, "%scontent is %d bytes; the limit is %d", f, len(content), MaxContentBytes)
 		}
 		if _, err := l.Cards.Get(a.Type); err != nil && a.Type != "" {
 			return nil, "", err

@@ -200,7 +200,7 @@ var approver = domain.Actor{Kind: domain.ActorPerson, Name: "ari", Email: "ari@e
 func (m *ledgerModel) resolve(t *rapid.T) {
 	om, op := m.load(t)
 	r := domain.Resolve{Action: rapid.SampledFrom(domain.ResolveActions).Draw(t, "action"),
-		Then: rapid.SampledFrom([]domain.ResolveAction{domain.ResolveRetry, domain.ResolveCancel}).Draw(t, "then"),
+		Then:   rapid.SampledFrom([]domain.ResolveAction{domain.ResolveRetry, domain.ResolveCancel}).Draw(t, "then"),
 		Result: &domain.Result{Ref: "found"}, Reason: "checked the provider", ExpectedVersion: op.Version}
 	after, err := m.ledger.Resolve(context.Background(), operator, om.id, r)
 	if err == nil && (after.State == domain.Received || after.State == domain.AwaitingApproval) {

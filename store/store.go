@@ -202,6 +202,6 @@ func isConnError(err error) bool {
 		return true
 	}
 	msg := err.Error()
-	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "database is locked") ||
+	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "database is closed") || strings.Contains(msg, "database is locked") ||
 		strings.Contains(msg, "broken pipe") || strings.Contains(msg, "closed pool")
 }
