@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 )
@@ -50,4 +51,26 @@ func seal(ch *Change) {
 		prev = ch.Events[i].Hash
 	}
 	ch.Op.AuditHead = prev
+}
+
+// ChainAfter places e in its stream right after the event (seq, hash) and
+// seals it: the store calls it inside the transaction that read the head.
+func ChainAfter(e AuditEvent, prevSeq int64, prevHash string) AuditEvent {
+	e.Seq = prevSeq + 1
+	e.PrevHash = prevHash
+	e.Hash = HashEvent(e)
+	return e
+}
+
+// SystemAuditor appends events that belong to no operation — sign-ins,
+// tokens created or revoked, cards loaded — to the system stream.
+type SystemAuditor interface {
+	AppendSystem(ctx context.Context, e AuditEvent) (AuditEvent, error)
+}
+
+// SystemEvent builds an event for the system stream; AppendSystem chains it.
+func SystemEvent(ctx context.Context, ids *IDSource, now time.Time, actor Actor, action, reason string, detailFields map[string]any) AuditEvent {
+	ri, _ := ctx.Value(requestInfoKey{}).(requestInfo)
+	return AuditEvent{ID: ids.New("ev"), Stream: SystemStream, At: now.UTC().Truncate(time.Microsecond), Actor: actor,
+		Action: action, Reason: reason, Detail: detail(detailFields), RequestID: ri.id, ClientAddr: ri.addr}
 }

@@ -39,7 +39,20 @@ func New(cfg Config) (*gin.Engine, error) {
 	}
 	e.Use(securityHeaders)
 	e.GET("/static/*file", serveStatic)
+	s.signInRoutes(e) // signin.go: sign-in, sign-out, sessions, CSRF
+	s.deskRoutes(e)   // desk.go: the pages
 	return e, nil
+}
+
+// keyPerson is the gin context key of the signed-in person (a domain.Actor
+// of kind person), set by the session middleware.
+const keyPerson = "handoff.person"
+
+// personOf returns the signed-in person, if any.
+func personOf(c *gin.Context) (domain.Actor, bool) {
+	v, ok := c.Get(keyPerson)
+	a, isActor := v.(domain.Actor)
+	return a, ok && isActor && a.Kind == domain.ActorPerson
 }
 
 // contentSecurityPolicy lets the page load only what the server serves: no
