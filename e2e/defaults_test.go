@@ -1,0 +1,76 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeWithNoConfiguration is the README's run command: no database URL,
+// no cards — SQLite in ./handoff.db, the bundled example types, and a hint
+// on how to get a token. Only the port is chosen, so the test cannot collide
+// with a server already on 8080.
+func TestServeWithNoConfiguration(t *testing.T) {
+	bin := handoffBinary(t)
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HANDOFF_") {
+			env = append(env, kv)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin)
+	cmd.Dir, cmd.Env = dir, append(env, "HANDOFF_ADDR="+addr)
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); _ = cmd.Wait() }()
+
+	var resp *http.Response
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if resp, err = http.Get("http://" + addr + "/readyz"); err == nil && resp.StatusCode == 200 {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready: %v\n%s", err, logs.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "handoff.db")); err != nil {
+		t.Errorf("the default database ./handoff.db was not created: %v", err)
+	}
+	if !strings.Contains(logs.String(), "handoff token create --namespace") {
+		t.Errorf("the first start should say how to get a token:\n%s", logs.String())
+	}
+
+	// A token made with the same defaults works against the running server.
+	tok := exec.Command(bin, "token", "create", "--namespace", "default", "--name", "readme")
+	tok.Dir, tok.Env = dir, env
+	out, err := tok.Output()
+	if err != nil {
+		t.Fatalf("token create: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	s := &server{URL: "http://" + addr, Token: lines[len(lines)-1]}
+	types := s.do(t, "GET", "/v1/operation-types/crm.task.create", nil)
+	if types.Status != 200 {
+		t.Fatalf("the bundled example types are not served: %d %s", types.Status, types.Raw)
+	}
+}
