@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"net/http"
@@ -36,7 +35,7 @@ func TestServeWithNoConfiguration(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin)
 	cmd.Dir, cmd.Env = dir, append(env, "HANDOFF_ADDR="+addr)
-	var logs bytes.Buffer
+	var logs syncBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

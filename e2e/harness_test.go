@@ -77,7 +77,7 @@ func startServer(t testing.TB, extra ...string) *server {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "serve")
 	cmd.Env = env
-	var logs bytes.Buffer
+	var logs syncBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -190,4 +190,23 @@ func dig(m map[string]any, path ...string) any {
 		v = mm[p]
 	}
 	return v
+}
+
+// syncBuffer is a bytes.Buffer a child process may write to while the test
+// reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
