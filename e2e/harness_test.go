@@ -126,7 +126,7 @@ type response struct {
 	Raw    []byte
 }
 
-var client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 30 * time.Second}
+var httpClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 30 * time.Second}
 
 // call sends body (marshalled unless it is a string) with the token.
 func (s *server) call(t testing.TB, token, method, path string, body any) response {
@@ -147,7 +147,7 @@ func (s *server) call(t testing.TB, token, method, path string, body any) respon
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := client.Do(req)
+	resp, err := httpClient.Do(req)
 	if err != nil {
 		t.Errorf("%s %s: %v", method, path, err)
 		return response{}

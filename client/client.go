@@ -1,0 +1,141 @@
+// Package client is the Go client for workflows. It speaks Handoff's wire
+// contract only (nothing of the server's packages), and Do runs the whole
+// protocol around one side effect: register and claim, begin, call, settle.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Client calls one Handoff server with one workflow token.
+type Client struct {
+	BaseURL string
+	Token   string
+	HTTP    *http.Client
+}
+
+// New returns a client for the server at baseURL.
+func New(baseURL, token string) *Client {
+	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), Token: token, HTTP: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// Operation is the server's operation, as far as a workflow needs it.
+type Operation struct {
+	ID          string     `json:"id"`
+	Key         string     `json:"key"`
+	Type        string     `json:"type"`
+	State       string     `json:"state"`
+	Version     int64      `json:"version"`
+	ProviderKey string     `json:"provider_key"`
+	Attempts    int        `json:"attempts"`
+	NextRetryAt *time.Time `json:"next_retry_at"`
+	Result      *Result    `json:"result"`
+	LastError   *struct {
+		Class   string `json:"class"`
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"last_error"`
+}
+
+// Result is the provider's record of the side effect.
+type Result struct {
+	Ref  string          `json:"ref"`
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// Claim is what the claiming worker gets.
+type Claim struct {
+	Lease struct {
+		Token     int64     `json:"token"`
+		Worker    string    `json:"worker"`
+		ExpiresAt time.Time `json:"expires_at"`
+	} `json:"lease"`
+	Attempt struct {
+		ID     string `json:"id"`
+		Number int    `json:"number"`
+	} `json:"attempt"`
+	Content       json.RawMessage `json:"content"`
+	ContentSHA256 string          `json:"content_sha256"`
+	ProviderKey   string          `json:"provider_key"`
+}
+
+// Problem is an RFC 9457 error answer.
+type Problem struct {
+	Status    int             `json:"status"`
+	Code      string          `json:"code"`
+	Title     string          `json:"title"`
+	Detail    string          `json:"detail"`
+	Reason    string          `json:"reason"`
+	Operation *Operation      `json:"operation"`
+	Errors    json.RawMessage `json:"errors"`
+}
+
+func (p *Problem) Error() string {
+	if p.Reason != "" {
+		return fmt.Sprintf("handoff: %d %s (%s): %s", p.Status, p.Code, p.Reason, p.Detail)
+	}
+	return fmt.Sprintf("handoff: %d %s: %s", p.Status, p.Code, p.Detail)
+}
+
+// call sends a JSON request and decodes a JSON answer into out; an error
+// answer becomes a *Problem.
+func (c *Client) call(ctx context.Context, method, path string, in, out any) (*http.Response, error) {
+	var body io.Reader
+	if in != nil {
+		raw, err := json.Marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return resp, err
+	}
+	if resp.StatusCode >= 400 {
+		p := &Problem{Status: resp.StatusCode}
+		if json.Unmarshal(raw, p) != nil || p.Code == "" {
+			p.Code, p.Detail = "http_error", strings.TrimSpace(string(raw))
+		}
+		return resp, p
+	}
+	if out != nil {
+		return resp, json.Unmarshal(raw, out)
+	}
+	return resp, nil
+}
+
+// Get returns the operation by id.
+func (c *Client) Get(ctx context.Context, id string) (Operation, error) {
+	var op Operation
+	_, err := c.call(ctx, http.MethodGet, "/v1/operations/"+url.PathEscape(id), nil, &op)
+	return op, err
+}
+
+// IsCode reports whether err is a problem with the code.
+func IsCode(err error, code string) bool {
+	var p *Problem
+	return errors.As(err, &p) && p.Code == code
+}

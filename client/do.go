@@ -1,0 +1,142 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Request names the one business intent to run: the stable key (never
+// changed on retry), the operation type and the content.
+type Request struct {
+	Key           string
+	Type          string
+	Content       any
+	EventID       string
+	CorrelationID string
+	Worker        string
+	LeaseSeconds  int
+}
+
+// ProviderError is how fn reports what the provider said, so the server can
+// apply the type's retry card: Class is one of transient, rate_limited,
+// timeout, validation, auth, permission, not_found, conflict, config, unknown.
+type ProviderError struct {
+	Class      string
+	Code       string
+	Message    string
+	RetryAfter time.Duration
+}
+
+func (e *ProviderError) Error() string { return fmt.Sprintf("%s %s: %s", e.Class, e.Code, e.Message) }
+
+// ErrNotClaimable is returned (wrapped in a *Problem) when the operation is
+// not for this worker now: completed (Do then returns the stored result
+// without error), in progress elsewhere, waiting for a retry or a person.
+var ErrNotClaimable = errors.New("not claimable")
+
+type registerAnswer struct {
+	Operation
+	Claim        *Claim `json:"claim"`
+	ClaimRefused *struct {
+		Reason string `json:"reason"`
+		Detail string `json:"detail"`
+	} `json:"claim_refused"`
+}
+
+// Do runs the protocol around fn, the one call to the provider: register
+// the key and claim it; if it already completed, return the stored result
+// without calling fn; otherwise begin (from here a lost worker means
+// "unknown", never a silent retry), call fn with the approved content and
+// the provider key while heartbeating the lease, and settle what fn
+// returned. The answer is the operation as the server settled it — which,
+// after the retry card, may differ from what fn reported.
+func (c *Client) Do(ctx context.Context, r Request, fn func(ctx context.Context, claim Claim) (Result, error)) (Operation, error) {
+	lease := r.LeaseSeconds
+	if lease == 0 {
+		lease = 30
+	}
+	worker := r.Worker
+	if worker == "" {
+		worker = "go-client"
+	}
+	body := map[string]any{"key": r.Key, "type": r.Type, "content": r.Content,
+		"claim": map[string]any{"worker": worker, "lease_seconds": lease}}
+	if r.EventID != "" {
+		body["event_id"] = r.EventID
+	}
+	if r.CorrelationID != "" {
+		body["correlation_id"] = r.CorrelationID
+	}
+	var reg registerAnswer
+	if _, err := c.call(ctx, http.MethodPost, "/v1/operations", body, &reg); err != nil {
+		return Operation{}, err
+	}
+	if reg.Claim == nil {
+		if reg.State == "completed" {
+			return reg.Operation, nil
+		}
+		reason := ""
+		if reg.ClaimRefused != nil {
+			reason = reg.ClaimRefused.Reason
+		}
+		return reg.Operation, &Problem{Status: http.StatusConflict, Code: "not_claimable", Reason: reason,
+			Detail: ErrNotClaimable.Error(), Operation: &reg.Operation}
+	}
+	claim := *reg.Claim
+	path := "/v1/operations/" + url.PathEscape(reg.ID)
+	if _, err := c.call(ctx, http.MethodPost, path+"/begin", map[string]any{"lease_token": claim.Lease.Token}, nil); err != nil {
+		return reg.Operation, err // nothing was sent; the lease will lapse and another worker may claim
+	}
+	result, fnErr := c.withHeartbeat(ctx, path, claim, lease, fn)
+	settle := map[string]any{"lease_token": claim.Lease.Token}
+	var pe *ProviderError
+	switch {
+	case fnErr == nil:
+		settle["outcome"], settle["result"] = "completed", result
+	case errors.As(fnErr, &pe):
+		settle["outcome"] = "failed_retryable"
+		settle["error"] = map[string]any{"class": pe.Class, "code": pe.Code, "message": pe.Message,
+			"retry_after_seconds": int(pe.RetryAfter.Seconds())}
+	default:
+		settle["outcome"] = "unknown_outcome"
+		settle["error"] = map[string]any{"class": "unknown", "message": fnErr.Error()}
+	}
+	var settled Operation
+	// Settle even if ctx was cancelled while fn ran: the server must hear it.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if _, err := c.call(sctx, http.MethodPost, path+"/settle", settle, &settled); err != nil {
+		return reg.Operation, err
+	}
+	return settled, fnErr
+}
+
+// withHeartbeat runs fn while extending the lease every third of its length.
+func (c *Client) withHeartbeat(ctx context.Context, path string, claim Claim, lease int, fn func(context.Context, Claim) (Result, error)) (Result, error) {
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTicker(time.Duration(lease) * time.Second / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_, _ = c.call(ctx, http.MethodPost, path+"/heartbeat",
+					map[string]any{"lease_token": claim.Lease.Token, "lease_seconds": lease}, nil)
+			}
+		}
+	}()
+	return fn(ctx, claim)
+}
+
+// ContentInto decodes the claimed snapshot into v.
+func (c Claim) ContentInto(v any) error { return json.Unmarshal(c.Content, v) }
