@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Canonicalize returns the RFC 8785 (JCS) form of a JSON text: object members
@@ -21,6 +22,11 @@ import (
 // Duplicate object member names are refused: two parsers could disagree on
 // what such a document means, and a fingerprint must not.
 func Canonicalize(raw []byte) ([]byte, error) {
+	if !utf8.Valid(raw) {
+		// encoding/json would replace it with U+FFFD, giving two different
+		// documents one fingerprint.
+		return nil, errors.New("the JSON text is not valid UTF-8")
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var buf bytes.Buffer

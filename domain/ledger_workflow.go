@@ -53,16 +53,12 @@ func (l *Ledger) Register(ctx context.Context, actor Actor, r Registration) (Reg
 	if err != nil {
 		return RegisterResult{}, err
 	}
-	if r.Supersedes != "" {
-		if err := l.checkSupersedes(ctx, r); err != nil {
-			return RegisterResult{}, err
-		}
-	}
-	ch, err := NewOperation(r, content, loop, l.env(ctx, card, actor, l.Now()))
+	env := l.env(ctx, card, actor, l.Now())
+	ch, err := NewOperation(r, content, loop, env)
 	if err != nil {
 		return RegisterResult{}, err
 	}
-	op, created, err := l.Store.Create(ctx, ch)
+	op, created, err := l.create(ctx, r, ch, env)
 	if err != nil {
 		return RegisterResult{}, err
 	}
@@ -131,18 +127,53 @@ func (l *Ledger) loopDetected(ctx context.Context, r Registration) (bool, error)
 	return LoopDetected(r.Type, ancestors, l.MaxCausationDepth), nil
 }
 
-// checkSupersedes allows replacing only an operation that was cancelled.
-func (l *Ledger) checkSupersedes(ctx context.Context, r Registration) error {
+// create writes the new operation. One that supersedes another also links
+// the original to it — superseded_by, with an event on the original's
+// stream — in the same transaction, deciding again when the original moved
+// meanwhile (a concurrent registration superseding it first).
+func (l *Ledger) create(ctx context.Context, r Registration, ch Change, env Env) (Operation, bool, error) {
+	if r.Supersedes == "" {
+		return l.Store.Create(ctx, ch)
+	}
+	for range maxConflictRetries {
+		// A key already registered is a retry of a registration that linked
+		// the original the first time: answer it as a replay.
+		if existing, _, err := l.Store.LoadByKey(ctx, r.Namespace, r.Key); err == nil {
+			return existing, false, nil
+		} else if ErrorCode(err) != ENotFound {
+			return Operation{}, false, err
+		}
+		orig, err := l.checkSupersedes(ctx, r)
+		if err != nil {
+			return Operation{}, false, err
+		}
+		link, err := supersede(orig, ch.Op, env)
+		if err != nil {
+			return Operation{}, false, err
+		}
+		ch.Superseded = &link
+		op, created, err := l.Store.Create(ctx, ch)
+		if ErrorCode(err) == EConflict {
+			continue
+		}
+		return op, created, err
+	}
+	return Operation{}, false, Errorf(EUnavailable, "the superseded operation is changing too fast; try again")
+}
+
+// checkSupersedes allows replacing only an operation that was cancelled,
+// and only once.
+func (l *Ledger) checkSupersedes(ctx context.Context, r Registration) (Operation, error) {
 	orig, _, err := l.Store.Load(ctx, r.Namespace, r.Supersedes)
 	if err != nil {
-		return err
+		return Operation{}, err
 	}
 	if orig.State != Cancelled || orig.SupersededBy != "" {
 		e := Errorf(EOriginalUnresolved, "operation %s is %s; only a cancelled operation can be superseded once", orig.ID, orig.State)
 		e.Operation = &orig
-		return e
+		return Operation{}, e
 	}
-	return nil
+	return orig, nil
 }
 
 // Claim gives the worker the lease on one operation.
@@ -194,11 +225,10 @@ func (l *Ledger) ClaimNext(ctx context.Context, actor Actor, p PullClaim) ([]Cla
 			if err != nil {
 				return Change{}, err
 			}
-			env := l.env(ctx, card, actor, now)
-			if RetriesExhausted(op, card, now) && op.State == FailedRetryable {
-				return Decide(op, Exhaust{}, l.env(ctx, card, System, now))
+			if due := Due(op, card, now); due != nil { // time moved it out of reach
+				return Decide(op, due, l.env(ctx, card, System, now))
 			}
-			return Decide(op, p.Claim, env)
+			return Decide(op, p.Claim, l.env(ctx, card, actor, now))
 		})
 	if err != nil {
 		return nil, err

@@ -144,12 +144,16 @@ func (m *machine) settle(t *rapid.T) {
 	switch {
 	case s.Outcome == domain.OutcomeCompleted:
 		want = domain.Completed
+	case before.State == domain.ActionPending && (s.Outcome == domain.OutcomeUnknown || class.LeavesDoubt()):
+		// invariant 4: doubt after begin, whatever the card calls the class;
+		// a guarded resend that runs out of retries is still a doubt
+		if !m.resendSafe() || exhausted {
+			want = domain.UnknownOutcome
+		} else {
+			want = domain.FailedRetryable
+		}
 	case m.card.IsTerminal(class): // invariant 4: the card's terminal classes
 		want = domain.FailedTerminal
-	case before.State == domain.ActionPending && (s.Outcome == domain.OutcomeUnknown || class.LeavesDoubt()):
-		if !m.resendSafe() { // invariant 4: doubt after begin
-			want = domain.UnknownOutcome
-		}
 	case s.Outcome == domain.OutcomeFailedTerminal:
 		want = domain.FailedTerminal
 	case n.State == domain.FailedTerminal && n.LastError.Code == "not_retryable":

@@ -64,6 +64,7 @@ type machine struct {
 	runnable     []byte     // the approved snapshot a worker may run; nil while one awaits approval (invariant 7)
 	budget       int        // claims since registration or a person's retry
 	firstAttempt *time.Time // the first of them
+	guarded      bool       // retryable only under the provider's key retention
 }
 
 var (
@@ -126,11 +127,13 @@ func (m *machine) advance(t *rapid.T) {
 func (m *machine) catchUp(t *rapid.T) {
 	due := domain.Due(m.op, m.card, m.now)
 	expire := m.op.State.Leased() && !m.now.Before(m.leaseExpires)
-	exhaust := !expire && m.op.State == domain.FailedRetryable && m.elapsedExhausted()
+	lapse := !expire && m.guarded && (m.op.State == domain.FailedRetryable || m.op.State == domain.Received) && !m.resendSafe()
+	exhaust := !expire && !lapse && m.op.State == domain.FailedRetryable && m.elapsedExhausted()
 	_, isExpire := due.(domain.ExpireLease)
 	_, isExhaust := due.(domain.Exhaust)
-	if isExpire != expire || isExhaust != exhaust || (due != nil) != (expire || exhaust) {
-		t.Fatalf("Due(%s) = %#v, want expire=%v exhaust=%v", m.op.State, due, expire, exhaust)
+	_, isLapse := due.(domain.LapseResend)
+	if isExpire != expire || isExhaust != exhaust || isLapse != lapse || (due != nil) != (expire || exhaust || lapse) {
+		t.Fatalf("Due(%s) = %#v, want expire=%v exhaust=%v lapse=%v", m.op.State, due, expire, exhaust, lapse)
 	}
 	if due == nil {
 		return
@@ -142,6 +145,12 @@ func (m *machine) catchUp(t *rapid.T) {
 	}
 	want := map[domain.State]domain.State{domain.Processing: domain.Received, domain.ActionPending: domain.UnknownOutcome,
 		domain.FailedRetryable: domain.FailedTerminal}[before.State]
+	switch {
+	case lapse: // the provider may have forgotten the key: a resend is no longer safe
+		want = domain.UnknownOutcome
+	case expire && before.State == domain.Processing && (m.budget >= m.card.Retry.MaxAttempts || m.elapsedExhausted()):
+		want = domain.FailedTerminal // every worker died before begin: bounded too
+	}
 	if ch.Op.State != want {
 		t.Fatalf("%T in %s → %s, want %s", due, before.State, ch.Op.State, want)
 	}
@@ -154,6 +163,8 @@ func (m *machine) elapsedExhausted() bool {
 	return m.card.Retry.MaxElapsed > 0 && m.firstAttempt != nil && m.now.Sub(*m.firstAttempt) >= m.card.Retry.MaxElapsed
 }
 
+// guarded: the operation is retryable only because the provider deduplicates
+// by key; the guard lapses with the key's retention.
 func (m *machine) resendSafe() bool {
 	return m.card.ProviderIdempotency != domain.IdempotencyNone && m.firstSent != nil &&
 		m.now.Before(m.firstSent.Add(m.card.ProviderKeyRetention))
@@ -222,8 +233,12 @@ func (m *machine) record(t *rapid.T, before domain.Operation, cmd domain.Command
 			m.firstSent = ptr(m.now)
 		}
 	}
+	if n.State == domain.UnknownOutcome {
+		m.sent, m.guarded = true, false
+	}
 	switch c := cmd.(type) {
 	case domain.Settle:
+		m.guarded = n.LastError != nil && n.LastError.Code == domain.CodeResendGuarded && n.State == domain.FailedRetryable
 		if before.State == domain.ActionPending && n.State == domain.FailedRetryable {
 			if proved := c.Outcome != domain.OutcomeUnknown && !errClass(c).LeavesDoubt(); !proved && !m.resendSafe() {
 				t.Fatalf("settle %s/%s after begin re-opened the operation without proof (invariant 3)", c.Outcome, errClass(c))
@@ -239,10 +254,11 @@ func (m *machine) record(t *rapid.T, before domain.Operation, cmd domain.Command
 		}
 	case domain.Resolve:
 		if n.State == domain.Received || n.State == domain.AwaitingApproval { // a person confirmed or fixed it
-			m.sent, m.budget, m.firstAttempt = false, 0, nil
+			m.sent, m.budget, m.firstAttempt, m.guarded = false, 0, nil, false
 		}
 	case domain.Approve:
 		m.runnable = bytes.Clone(n.Content)
+		m.budget, m.firstAttempt, m.guarded = 0, nil, false // a person changed what runs
 	case domain.Revise:
 		m.runnable = nil
 		if before.State == domain.FailedTerminal {

@@ -17,15 +17,17 @@ type settleVerdict struct {
 // or action_pending). asked is the outcome the worker requested.
 func judgeError(card Card, op Operation, from State, asked Outcome, e ErrorInfo, now time.Time) settleVerdict {
 	switch {
-	case card.IsTerminal(e.Class):
-		return settleVerdict{state: FailedTerminal}
 	case from == ActionPending && (asked == OutcomeUnknown || e.Class.LeavesDoubt()):
-		// The provider may have acted. Re-sending is only safe when the
-		// provider deduplicates by key and still remembers this one.
+		// The provider may have acted, whatever the card calls the class:
+		// a doubt after begin is never terminal (invariant 4). Re-sending is
+		// only safe when the provider deduplicates by key and still
+		// remembers this one.
 		if card.ResendSafe(op.ProviderKeyFirstSentAt, now) {
-			return settleVerdict{state: FailedRetryable}
+			return settleVerdict{state: FailedRetryable, code: CodeResendGuarded}
 		}
 		return settleVerdict{state: UnknownOutcome}
+	case card.IsTerminal(e.Class):
+		return settleVerdict{state: FailedTerminal}
 	case asked == OutcomeFailedTerminal:
 		return settleVerdict{state: FailedTerminal}
 	case asked == OutcomeUnknown:
@@ -38,6 +40,19 @@ func judgeError(card Card, op Operation, from State, asked Outcome, e ErrorInfo,
 	default:
 		return settleVerdict{state: FailedRetryable}
 	}
+}
+
+// CodeResendGuarded marks a failed_retryable operation whose provider may
+// have acted, retried only because the provider deduplicates by key. The
+// guard is checked again before the next claim: once the key has left the
+// provider's retention window, the operation becomes unknown_outcome.
+const CodeResendGuarded = "resend_within_retention"
+
+// ResendLapsed reports whether op is waiting on a resend guard whose
+// retention window has closed.
+func ResendLapsed(op Operation, card Card, now time.Time) bool {
+	return op.LastError != nil && op.LastError.Code == CodeResendGuarded &&
+		(op.State == FailedRetryable || op.State == Received) && !card.ResendSafe(op.ProviderKeyFirstSentAt, now)
 }
 
 // RetriesExhausted reports whether the card's attempt or elapsed-time limit

@@ -30,6 +30,10 @@ type Change struct {
 	Events      []AuditEvent
 	Attempt     *AttemptChange
 	Content     *ContentChange
+	// Superseded is, for a new operation that supersedes a cancelled one,
+	// the original's change linking it to the new one; the store writes it
+	// with the same compare-and-set, in the same transaction.
+	Superseded *Change
 	// Unchanged is set when the command was a repeat that changes nothing.
 	Unchanged bool
 }
@@ -79,6 +83,9 @@ type (
 	ExpireLease struct{}
 	// Exhaust ends automatic retries whose time limit passed while waiting.
 	Exhaust struct{}
+	// LapseResend hands a guarded resend to a person once the provider key
+	// has left its retention window.
+	LapseResend struct{}
 )
 
 func (Claim) name() string       { return "claim" }
@@ -88,6 +95,7 @@ func (Settle) name() string      { return "settle" }
 func (Reconcile) name() string   { return "reconcile" }
 func (ExpireLease) name() string { return "expire_lease" }
 func (Exhaust) name() string     { return "exhaust" }
+func (LapseResend) name() string { return "lapse_resend" }
 
 // Decide is the state machine: given an operation, a command and the
 // environment, it returns the change to write or the reason it is refused.
@@ -125,6 +133,8 @@ func decide(op Operation, cmd Command, env Env) (Change, error) {
 		return decideExpire(op, env)
 	case Exhaust:
 		return decideExhaust(op, env)
+	case LapseResend:
+		return decideLapseResend(op, env)
 	case Approve:
 		return decideApprove(op, c, env)
 	case Reject:
@@ -148,6 +158,8 @@ func Due(op Operation, card Card, now time.Time) Command {
 	switch {
 	case op.State.Leased() && op.Lease.Expired(now):
 		return ExpireLease{}
+	case ResendLapsed(op, card, now):
+		return LapseResend{}
 	case op.State == FailedRetryable && card.Retry.MaxElapsed > 0 && op.FirstAttemptAt != nil &&
 		now.Sub(*op.FirstAttemptAt) >= card.Retry.MaxElapsed:
 		return Exhaust{}
@@ -296,8 +308,15 @@ func decideSettle(op Operation, c Settle, env Env) (Change, error) {
 func applyRetryLimits(ch *Change, env Env, retryAfter time.Duration) {
 	n := &ch.Op
 	if RetriesExhausted(*n, env.Card, env.Now) {
-		n.State = FailedTerminal
 		n.NextRetryAt = nil
+		if n.LastError != nil && n.LastError.Code == CodeResendGuarded {
+			// The last attempt may have acted: out of retries, that is
+			// for a person to find out, not a terminal failure.
+			n.State = UnknownOutcome
+			ch.Events[len(ch.Events)-1].ToState = UnknownOutcome.String()
+			return
+		}
+		n.State = FailedTerminal
 		if n.LastError == nil {
 			n.LastError = &ErrorInfo{Class: ClassUnknown}
 		}
@@ -348,6 +367,11 @@ func decideExpire(op Operation, env Env) (Change, error) {
 	if op.State == Processing { // nothing was sent: safe to hand to another worker
 		ch := begin(op, env, Received, "lease_expired")
 		endLease(&ch, "lease_expired", nil)
+		if RetriesExhausted(ch.Op, env.Card, env.Now) { // workers keep dying before begin
+			ch.Op.State = FailedTerminal
+			ch.Op.LastError = &ErrorInfo{Class: ClassTimeout, Code: "retries_exhausted", Message: "every lease expired before begin"}
+			ch.Events[0].ToState = FailedTerminal.String()
+		}
 		return ch, nil
 	}
 	// After begin a lost worker means nobody knows: never a silent retry.
@@ -355,6 +379,19 @@ func decideExpire(op Operation, env Env) (Change, error) {
 	ch := begin(op, env, UnknownOutcome, "lease_expired")
 	ch.Op.LastError = &e
 	endLease(&ch, "lease_expired", &e)
+	return ch, nil
+}
+
+func decideLapseResend(op Operation, env Env) (Change, error) {
+	if !ResendLapsed(op, env.Card, env.Now) {
+		return Change{}, Errorf(EInvalidTransition, "no resend guard has lapsed")
+	}
+	ch := begin(op, env, UnknownOutcome, "resend_guard_lapsed")
+	e := *op.LastError
+	e.Code = "retention_expired"
+	e.Message = "the provider key left its retention window before the retry; the provider may have acted"
+	ch.Op.LastError = &e
+	ch.Op.NextRetryAt = nil
 	return ch, nil
 }
 

@@ -108,8 +108,7 @@ func decideResolve(op Operation, c Resolve, env Env) (Change, error) {
 		n.Result = c.Result
 	}
 	if to == Received || to == AwaitingApproval {
-		n.RetryFrom = n.Attempts // a fresh budget of automatic retries
-		n.FirstAttemptAt = nil
+		freshBudget(n)
 	}
 	ch.Events[0].Reason = c.Reason
 	d := map[string]any{"action": action}
@@ -194,6 +193,7 @@ func decideApprove(op Operation, c Approve, env Env) (Change, error) {
 		return Change{}, err
 	}
 	ch := begin(op, env, Received, "approved")
+	freshBudget(&ch.Op) // a person changed what runs: its retries start anew
 	ch.Op.Approval = &Approval{ContentVersion: c.ContentVersion, By: env.Actor.Identity(), At: env.Now}
 	ch.Content = &ContentChange{Version: ContentVersion{OperationID: op.ID, Version: c.ContentVersion,
 		ApprovedBy: env.Actor.Identity(), ApprovedAt: ptr(env.Now)}}
@@ -216,4 +216,13 @@ func decideReject(op Operation, c Reject, env Env) (Change, error) {
 	ch.Events[0].Reason = c.Reason
 	ch.Events[0].Detail = detail(map[string]any{"content_version": c.ContentVersion})
 	return ch, nil
+}
+
+// freshBudget starts the card's retry limits anew after a person decided the
+// operation should run again; the old error stays in the attempts and the
+// timeline.
+func freshBudget(op *Operation) {
+	op.RetryFrom = op.Attempts
+	op.FirstAttemptAt = nil
+	op.LastError = nil
 }
