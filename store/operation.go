@@ -22,7 +22,16 @@ func (s *Store) Create(ctx context.Context, ch domain.Change) (domain.Operation,
 			return nil // the key exists: write nothing else
 		}
 		created = true
-		return writeSideRows(tx, ch)
+		if err := writeSideRows(tx, ch); err != nil {
+			return err
+		}
+		if orig := ch.Superseded; orig != nil {
+			// The original must still be the cancelled, unlinked version
+			// the decision saw; otherwise nothing of this registration is
+			// written and the Ledger decides again.
+			return applyTx(tx, *orig)
+		}
+		return nil
 	})
 	if err != nil {
 		return domain.Operation{}, false, translate(err, "operation")

@@ -18,12 +18,15 @@ type Config struct {
 	Logger *slog.Logger
 	// TrustedProxies are the addresses whose X-Forwarded-For is believed.
 	TrustedProxies []string
+	// SignIn is how people sign in (signin.go).
+	SignIn SignIn
 }
 
 // server holds what every desk handler needs.
 type server struct {
 	ledger *domain.Ledger
 	log    *slog.Logger
+	signIn *signIn
 }
 
 // New builds the desk's gin engine.
@@ -32,6 +35,10 @@ func New(cfg Config) (*gin.Engine, error) {
 	s := &server{ledger: cfg.Ledger, log: cfg.Logger}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	var err error
+	if s.signIn, err = newSignIn(cfg.SignIn); err != nil {
+		return nil, err
 	}
 	e := gin.New()
 	if err := e.SetTrustedProxies(cfg.TrustedProxies); err != nil {

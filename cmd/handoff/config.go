@@ -20,6 +20,7 @@ type config struct {
 	TrustedProxies    []string
 	MaxCausationDepth int
 	BodyLimit         int64
+	SignIn            signInConfig // signin.go
 }
 
 func configFromEnv(getenv func(string) string) (config, error) {
@@ -50,7 +51,9 @@ func configFromEnv(getenv func(string) string) (config, error) {
 		}
 		c.MaxCausationDepth = n
 	}
-	return c, nil
+	var err error
+	c.SignIn, err = signInFromEnv(getenv, c.Addr)
+	return c, err
 }
 
 // loadCards reads the configured operation types, or the bundled examples.

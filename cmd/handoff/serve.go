@@ -51,14 +51,19 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	ledger := domain.NewLedger(s, cards)
 	ledger.MaxCausationDepth = cfg.MaxCausationDepth
 	tokens := auth.NewTokens(s)
+	signIn, people, err := cfg.SignIn.wire(ctx, cfg.Addr, s)
+	if err != nil {
+		return err
+	}
 	apiHandler, err := api.New(api.Config{
-		Ledger: ledger, Auth: auth.Chain{Tokens: tokens}, Ready: s.Ping,
+		// People is nil without OIDC: every JWT is then refused.
+		Ledger: ledger, Auth: auth.Chain{Tokens: tokens, People: people}, Ready: s.Ping,
 		BodyLimit: cfg.BodyLimit, TrustedProxies: cfg.TrustedProxies,
 	})
 	if err != nil {
 		return err
 	}
-	deskHandler, err := web.New(web.Config{Ledger: ledger, TrustedProxies: cfg.TrustedProxies})
+	deskHandler, err := web.New(web.Config{Ledger: ledger, TrustedProxies: cfg.TrustedProxies, SignIn: signIn})
 	if err != nil {
 		return err
 	}
