@@ -51,6 +51,7 @@ const (
 	tagEvents  = "events"
 	tagTypes   = "operation types"
 	tagService = "service"
+	tagAudit   = "audit"
 )
 
 // Problem statuses shared by many routes.
@@ -139,6 +140,16 @@ var routes = []route{
 		Handle: (*server).listTypes},
 	{Method: "GET", Path: "/v1/operation-types/:name", ID: "getOperationType", Tag: tagTypes,
 		Summary: "One operation type", Replies: ok("the card", cardJSON{}), Fails: onLookup, Handle: (*server).getType},
+	{Method: "GET", Path: "/v1/audit", ID: "listAudit", Tag: tagAudit,
+		Summary: "The audit trail across operations, in write order (a person with a role; a workflow token: its namespace's operations)",
+		Query:   auditQueryParams, Replies: ok("one page of audit events", auditPage{}),
+		Fails: []int{http.StatusBadRequest, http.StatusForbidden}, Handle: (*server).listAudit},
+	{Method: "GET", Path: "/v1/audit/export", ID: "exportAudit", Tag: tagAudit,
+		Summary: "Stream the audit trail with its chain fields as JSON Lines or CSV (auditor or admin); each export is audited",
+		Query:   auditExportParams,
+		Replies: []reply{{Status: http.StatusOK, Media: "application/x-ndjson",
+			Desc: "one event per line, as hashed, with its hash; with format=csv, text/csv (RFC 4180, formula cells neutralised)"}},
+		Fails: []int{http.StatusBadRequest, http.StatusForbidden}, Handle: (*server).exportAudit},
 	{Method: "GET", Path: "/healthz", ID: "healthz", Tag: tagService, Public: true,
 		Summary: "The process is up", Replies: ok("up", statusJSON{}), Handle: (*server).healthz},
 	{Method: "GET", Path: "/readyz", ID: "readyz", Tag: tagService, Public: true,

@@ -2,7 +2,6 @@ package domain
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 )
 
@@ -11,28 +10,11 @@ import (
 // or reordering an event breaks every hash after it.
 
 // CanonicalJSON is the event as it is hashed: every field but the hash itself,
-// in RFC 8785 form.
+// in RFC 8785 form. audit_canonical.go writes it.
 func (e AuditEvent) CanonicalJSON() []byte {
-	m := map[string]any{
-		"id": e.ID, "stream": e.Stream, "seq": e.Seq, "operation_id": e.OperationID,
-		"namespace": e.Namespace, "at": e.At.UTC().Format(time.RFC3339Nano),
-		"actor": map[string]any{"kind": e.Actor.Kind.String(), "name": e.Actor.Name,
-			"issuer": e.Actor.Issuer, "subject": e.Actor.Subject, "email": e.Actor.Email,
-			"role": e.Actor.Role.String(), "namespace": e.Actor.Namespace},
-		"action": e.Action, "from_state": e.FromState, "to_state": e.ToState,
-		"reason": e.Reason, "request_id": e.RequestID, "client_addr": e.ClientAddr,
-		"prev_hash": e.PrevHash,
-	}
-	if len(e.Detail) > 0 {
-		m["detail"] = json.RawMessage(e.Detail)
-	}
-	raw, err := json.Marshal(m)
+	c, err := e.canonicalJSON()
 	if err != nil {
-		panic("audit event does not marshal: " + err.Error()) // Detail is always produced by json.Marshal
-	}
-	c, err := Canonicalize(raw)
-	if err != nil {
-		panic("audit event does not canonicalize: " + err.Error())
+		panic("audit event does not canonicalize: " + err.Error()) // Detail is always produced by json.Marshal
 	}
 	return c
 }

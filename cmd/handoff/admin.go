@@ -47,6 +47,9 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 		if err != nil {
 			return err
 		}
+		if err := auditToken(ctx, s, "token_created", tok); err != nil {
+			return err
+		}
 		fmt.Fprintf(stdout, "created token %s (%s) for namespace %s; it is shown only once:\n%s\n", tok.ID, tok.Name, tok.Namespace, secret)
 		return nil
 	case "list":
@@ -66,6 +69,9 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 			return fmt.Errorf("token revoke: want exactly one token ID")
 		}
 		if err := tokens.Revoke(ctx, args[1]); err != nil {
+			return err
+		}
+		if err := auditTokenRevoked(ctx, s, args[1]); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "revoked %s\n", args[1])

@@ -21,6 +21,10 @@ usage:
   handoff token list                               list API tokens
   handoff token revoke ID                          revoke an API token
   handoff cards check FILE|DIR                     validate operation types
+  handoff audit export [--format jsonl|csv] [--from T] [--to T] [--namespace NS] [-o FILE]
+                                                   export the audit trail with its chain fields
+  handoff audit verify [--partial] FILE            check an export offline: chains, checkpoints, gaps
+  handoff audit verify --db                        check the database's audit trail
 `
 
 func main() {
@@ -52,6 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return tokenCmd(ctx, cfg, args, stdout)
 	case "cards":
 		return cardsCmd(args, stdout)
+	case "audit":
+		return auditCmd(ctx, cfg, args, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

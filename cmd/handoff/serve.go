@@ -44,6 +44,9 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := recordCardsLoaded(ctx, s, versions); err != nil {
+		return err
+	}
 	for _, c := range cards.Sorted() {
 		slog.Info("operation type", "name", c.Name, "version", versions[c.Name], "provider", c.Provider)
 	}
@@ -74,6 +77,9 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()
 	go (&reconcile.Sweeper{Ledger: ledger, Interval: cfg.SweepInterval}).Run(sweepCtx)
+	if err := startAuditLoops(sweepCtx, s); err != nil {
+		return err
+	}
 
 	if list, err := tokens.List(ctx); err == nil && len(list) == 0 {
 		fmt.Fprintf(stderr, "No API tokens yet. Create one for a workflow with:\n"+

@@ -1,0 +1,250 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"strconv"
+	"strings"
+
+	"github.com/opshandoff/handoff/domain"
+	"gorm.io/gorm"
+)
+
+// The audit trail's reads: one page for the API, and streams in keyset
+// batches for export and verification, so memory stays flat however long
+// the trail is.
+
+var _ domain.AuditStore = (*Store)(nil)
+
+// auditBatch is how many events one keyset query fetches while streaming.
+const auditBatch = 1000
+
+// auditWhere turns the selection's filters (not its cursor) into SQL.
+func auditWhere(q domain.AuditSelect) ([]string, []any) {
+	where, args := []string{"1 = 1"}, []any{}
+	add := func(cond string, a ...any) { where = append(where, cond); args = append(args, a...) }
+	if q.Namespace != "" && q.WithSystem {
+		add("(namespace = ? OR stream = ?)", q.Namespace, domain.SystemStream)
+	} else if q.Namespace != "" {
+		add("namespace = ? AND stream <> ?", q.Namespace, domain.SystemStream)
+	}
+	if q.OperationID != "" {
+		add("stream = ?", q.OperationID) // an operation's stream is its id: the (stream, seq) index serves it
+	}
+	if q.Actor != "" {
+		add("(actor_email = ? OR actor_name = ? OR actor_subject = ?)", q.Actor, q.Actor, q.Actor)
+	}
+	if q.Action != "" {
+		add("action = ?", q.Action)
+	}
+	if !q.From.IsZero() {
+		add("at >= ?", q.From.UTC())
+	}
+	if !q.To.IsZero() {
+		add("at < ?", q.To.UTC())
+	}
+	return where, args
+}
+
+// ListAudit returns one page of events in write order (oldest first), with
+// keyset pagination on the write position.
+func (s *Store) ListAudit(ctx context.Context, q domain.AuditSelect) ([]domain.AuditEvent, string, error) {
+	where, args := auditWhere(q)
+	if q.Cursor != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(q.Cursor)
+		pos, perr := strconv.ParseInt(strings.TrimPrefix(string(raw), "a"), 10, 64)
+		if err != nil || perr != nil || !strings.HasPrefix(string(raw), "a") {
+			return nil, "", domain.Invalid(domain.FieldError{Field: "cursor", Message: "is not a cursor this server issued"})
+		}
+		where, args = append(where, "pos > ?"), append(args, pos)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	var rows []auditRow
+	err := s.db.WithContext(ctx).Raw("SELECT * FROM audit_events WHERE "+strings.Join(where, " AND ")+
+		" ORDER BY pos LIMIT ?", append(args, limit+1)...).Scan(&rows).Error
+	if err != nil {
+		return nil, "", translate(err, "audit event")
+	}
+	next := ""
+	if len(rows) > limit {
+		rows = rows[:limit]
+		next = base64.RawURLEncoding.EncodeToString([]byte("a" + strconv.FormatInt(rows[limit-1].Pos, 10)))
+	}
+	out := make([]domain.AuditEvent, len(rows))
+	for i, r := range rows {
+		out[i] = r.toDomain()
+	}
+	return out, next, nil
+}
+
+// LastAudit returns the newest event of the stream with the action; false
+// when there is none.
+func (s *Store) LastAudit(ctx context.Context, stream, action string) (domain.AuditEvent, bool, error) {
+	var rows []auditRow
+	err := s.db.WithContext(ctx).Where("stream = ? AND action = ?", stream, action).Order("pos DESC").Limit(1).Find(&rows).Error
+	if err != nil || len(rows) == 0 {
+		return domain.AuditEvent{}, false, translate(err, "audit event")
+	}
+	return rows[0].toDomain(), true, nil
+}
+
+// EachAudit streams the selection in keyset batches. On PostgreSQL the
+// batches read one REPEATABLE READ snapshot: write positions are taken
+// before commit, so without it a transaction that committed late could
+// fall behind a batch already read and vanish from the export. SQLite
+// commits in position order, and its one connection must stay free for
+// the server's writes between batches.
+func (s *Store) EachAudit(ctx context.Context, q domain.AuditSelect, fn func(domain.AuditEvent) error) error {
+	if s.dialect != "postgres" {
+		return s.eachAudit(ctx, q, fn)
+	}
+	return s.ReadSnapshot(ctx, func(r domain.AuditReader) error { return r.EachAudit(ctx, q, fn) })
+}
+
+func (s *Store) eachAudit(ctx context.Context, q domain.AuditSelect, fn func(domain.AuditEvent) error) error {
+	where, args := auditWhere(q)
+	if !q.ByStream {
+		return s.batches(ctx, where, args, "pos", []string{"pos"}, fn)
+	}
+	// The system stream first, so checkpoints and tombstones are known
+	// before the streams they speak of; then every other stream in order.
+	sys := append(append([]string{}, where...), "stream = '"+domain.SystemStream+"'")
+	if err := s.batches(ctx, sys, args, "seq", []string{"seq"}, fn); err != nil {
+		return err
+	}
+	ops := append(append([]string{}, where...), "stream <> '"+domain.SystemStream+"'")
+	return s.batches(ctx, ops, args, "stream, seq", []string{"stream", "seq"}, fn)
+}
+
+// auditColumns are auditRow's columns, in scanRow's order.
+const auditColumns = "pos, id, stream, seq, operation_id, namespace, at, actor_kind, actor_name, actor_namespace, " +
+	"actor_issuer, actor_subject, actor_email, actor_role, action, from_state, to_state, reason, detail, request_id, " +
+	"client_addr, prev_hash, hash"
+
+func scanRow(rows *sql.Rows, r *auditRow) error {
+	return rows.Scan(&r.Pos, &r.ID, &r.Stream, &r.Seq, &r.OperationID, &r.Namespace, &r.At, &r.ActorKind, &r.ActorName,
+		&r.ActorNamespace, &r.ActorIssuer, &r.ActorSubject, &r.ActorEmail, &r.ActorRole, &r.Action, &r.FromState,
+		&r.ToState, &r.Reason, &r.Detail, &r.RequestID, &r.ClientAddr, &r.PrevHash, &r.Hash)
+}
+
+// batches runs the query in keyset batches ordered by the key columns. Each
+// batch is read whole and its rows closed before fn sees it, so a slow
+// reader of the export never holds a connection (on SQLite, the only one).
+// Rows are scanned by hand: GORM's reflection was a quarter of the cost.
+func (s *Store) batches(ctx context.Context, where []string, args []any, order string, key []string, fn func(domain.AuditEvent) error) error {
+	base := "SELECT " + auditColumns + " FROM audit_events WHERE " + strings.Join(where, " AND ")
+	var last []any
+	batch := make([]auditRow, 0, auditBatch)
+	for {
+		query, qargs := base, append([]any{}, args...)
+		switch {
+		case last == nil:
+		case len(key) == 1: // a plain comparison: SQLite ranges over the key only then
+			query += " AND " + key[0] + " > ?"
+			qargs = append(qargs, last...)
+		default:
+			query += " AND (" + strings.Join(key, ", ") + ") > (?, ?)"
+			qargs = append(qargs, last...)
+		}
+		batch = batch[:0]
+		err := s.reading(ctx, func(db *gorm.DB) error {
+			rows, err := db.Raw(query+" ORDER BY "+order+" LIMIT ?", append(qargs, auditBatch)...).Rows()
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				batch = append(batch, auditRow{})
+				if err := scanRow(rows, &batch[len(batch)-1]); err != nil {
+					return err
+				}
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			return translate(err, "audit event")
+		}
+		for _, r := range batch {
+			if err := fn(r.toDomain()); err != nil {
+				return err
+			}
+		}
+		if len(batch) < auditBatch {
+			return nil
+		}
+		r := batch[len(batch)-1]
+		switch {
+		case len(key) == 2:
+			last = []any{r.Stream, r.Seq}
+		case key[0] == "seq":
+			last = []any{r.Seq}
+		default:
+			last = []any{r.Pos}
+		}
+	}
+}
+
+// EachOperationHead streams every operation's (id, version, audit head).
+func (s *Store) EachOperationHead(ctx context.Context, fn func(domain.StreamHead) error) error {
+	type head struct {
+		ID        string
+		Version   int64
+		AuditHead string
+	}
+	after := ""
+	for {
+		var hs []head
+		err := s.db.WithContext(ctx).Raw("SELECT id, version, audit_head FROM operations WHERE id > ? ORDER BY id LIMIT ?",
+			after, auditBatch).Scan(&hs).Error
+		if err != nil {
+			return translate(err, "operation")
+		}
+		for _, h := range hs {
+			if err := fn(domain.StreamHead{Stream: h.ID, Seq: h.Version, Hash: h.AuditHead}); err != nil {
+				return err
+			}
+		}
+		if len(hs) < auditBatch {
+			return nil
+		}
+		after = hs[len(hs)-1].ID
+	}
+}
+
+// reading runs fn in the transaction the store is bound to, or else in a
+// read-only transaction of its own, which keeps the batch's statement out
+// of GORM's shared statement cache (see transaction).
+func (s *Store) reading(ctx context.Context, fn func(*gorm.DB) error) error {
+	if _, inTx := s.db.Statement.ConnPool.(*sql.Tx); inTx {
+		return fn(s.db.WithContext(ctx))
+	}
+	return s.transaction(ctx, fn, &sql.TxOptions{ReadOnly: true})
+}
+
+// ReadSnapshot runs fn in a read-only transaction: REPEATABLE READ on
+// PostgreSQL; on SQLite a deferred transaction, whose first read fixes a
+// WAL snapshot without taking the write lock.
+func (s *Store) ReadSnapshot(ctx context.Context, fn func(domain.AuditReader) error) error {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if s.dialect == "postgres" {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	return s.transaction(ctx, func(tx *gorm.DB) error {
+		return fn(snapshot{&Store{db: tx, dialect: s.dialect, now: s.now}})
+	}, opts)
+}
+
+// snapshot reads through the store bound to a read-only transaction.
+type snapshot struct{ s *Store }
+
+func (r snapshot) EachAudit(ctx context.Context, q domain.AuditSelect, fn func(domain.AuditEvent) error) error {
+	return r.s.eachAudit(ctx, q, fn)
+}
+
+func (r snapshot) EachOperationHead(ctx context.Context, fn func(domain.StreamHead) error) error {
+	return r.s.EachOperationHead(ctx, fn)
+}
