@@ -1,0 +1,114 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/store/storetest"
+)
+
+var person = domain.Actor{Kind: domain.ActorPerson, Name: "Ada", Email: "ada@example.com", Role: domain.RoleApprover}
+
+// intoDesk registers an operation and settles its first attempt: unknown
+// after begin, or a terminal validation error before it.
+func intoDesk(t *testing.T, l *domain.Ledger, key string, unknown bool) domain.Operation {
+	t.Helper()
+	ctx := context.Background()
+	res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create", EventID: "evt_desk",
+		Content: json.RawMessage(`{"a":1}`), Claim: &domain.Claim{Worker: "w1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Operation.ID
+	settle := domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeFailedTerminal,
+		Error: &domain.ErrorInfo{Class: domain.ClassValidation, Message: "bad owner"}}
+	if unknown {
+		if _, err := l.Begin(ctx, wf, id, domain.Begin{LeaseToken: 1}); err != nil {
+			t.Fatal(err)
+		}
+		settle.Outcome, settle.Error = domain.OutcomeUnknown, &domain.ErrorInfo{Class: domain.ClassTimeout, Message: "read timeout"}
+	}
+	op, err := l.Settle(ctx, wf, id, settle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return op
+}
+
+func TestDesk_Summary(t *testing.T) {
+	ctx := context.Background()
+	l := domain.NewLedger(storetest.New(t), testCards())
+	first := intoDesk(t, l, "evt_desk:a", true)
+	intoDesk(t, l, "evt_desk:b", false)
+	intoDesk(t, l, "evt_desk:c", true)
+	if _, err := l.Register(ctx, wf, domain.Registration{Key: "evt_2:x", Type: "crm.task.create", Content: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.DeskSummary(ctx, wf); domain.ErrorCode(err) != domain.EForbidden {
+		t.Fatalf("a workflow reads the desk summary: %v", err)
+	}
+	sum, err := l.DeskSummary(ctx, person)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.ByState[domain.UnknownOutcome] != 2 || sum.ByState[domain.FailedTerminal] != 1 || sum.ByState[domain.Received] != 1 {
+		t.Fatalf("counts by state: %v", sum.ByState)
+	}
+	if len(sum.AgeBands) != len(domain.DeskAgeBands) || sum.AgeBands[0] != 3 {
+		t.Fatalf("age bands: %v", sum.AgeBands)
+	}
+	if sum.Entered != 3 || len(sum.PerHour) != 24 || sum.PerHour[23] != 3 || len(sum.Latest) != 3 {
+		t.Fatalf("entered: %d per hour %v latest %+v", sum.Entered, sum.PerHour, sum.Latest)
+	}
+	if sum.Latest[0].Key != "evt_desk:c" || sum.Latest[0].State != domain.UnknownOutcome {
+		t.Fatalf("latest entry first: %+v", sum.Latest[0])
+	}
+	if sum.Oldest == nil || sum.Oldest.ID != first.ID {
+		t.Fatalf("oldest: %+v, want %s", sum.Oldest, first.ID)
+	}
+}
+
+func TestDesk_ItemAndApprovals(t *testing.T) {
+	ctx := context.Background()
+	l := domain.NewLedger(storetest.New(t), testCards())
+	a := intoDesk(t, l, "evt_desk:a", true)
+	b := intoDesk(t, l, "evt_desk:b", false)
+	it, err := l.DeskItem(ctx, person, a.ID)
+	if err != nil || it.Op.ID != a.ID || len(it.Attempts) != 1 || len(it.Timeline) < 3 || len(it.Versions) != 1 ||
+		it.Card.Provider != "acme-crm" || it.Now.IsZero() {
+		t.Fatalf("item: %+v %v", it, err)
+	}
+	if len(it.Related) != 1 || it.Related[0].ID != b.ID {
+		t.Fatalf("related: %+v", it.Related)
+	}
+	other := person
+	other.Email = "bob@example.com"
+	if _, err := l.Revise(ctx, other, b.ID, domain.Revise{Content: json.RawMessage(`{"a":2}`), Reason: "fix owner",
+		ExpectedVersion: b.Version}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if _, err := l.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("evt_c:%d", i), Type: "coupon.issue",
+			Content: json.RawMessage(`{"c":1}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pend, next, err := l.PendingApprovals(ctx, person, 2, "")
+	if err != nil || len(pend) != 2 || next == "" {
+		t.Fatalf("approvals page 1: %+v %q %v", pend, next, err)
+	}
+	if p := pend[0]; p.Op.ID != b.ID || p.Current.Version != 2 || p.Previous == nil || p.Previous.Version != 1 ||
+		p.Current.CreatedBy != "bob@example.com" {
+		t.Fatalf("revised item: %+v", p)
+	}
+	if pend[1].Previous != nil || pend[1].Current.Version != 1 {
+		t.Fatalf("unrevised item: %+v", pend[1])
+	}
+	rest, next, err := l.PendingApprovals(ctx, person, 2, next)
+	if err != nil || len(rest) != 1 || next != "" {
+		t.Fatalf("approvals page 2: %+v %q %v", rest, next, err)
+	}
+}

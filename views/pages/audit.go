@@ -1,0 +1,16 @@
+package pages
+
+import "github.com/opshandoff/handoff/views/layouts"
+
+// AuditView is the audit trail across operations, in write order.
+type AuditView struct {
+	Frame   layouts.Frame
+	Filter  AuditFilter
+	Actions []Option
+	Rows    []EventRow
+	Next    string
+	Problem string
+}
+
+// AuditFilter is the audit page's filter as the URL carries it.
+type AuditFilter struct{ Operation, Actor, Action, From, To string }

@@ -1,0 +1,108 @@
+package pages
+
+import (
+	"time"
+
+	"github.com/opshandoff/handoff/views/components"
+	"github.com/opshandoff/handoff/views/layouts"
+)
+
+// OperationView is everything a person needs to decide on one operation.
+type OperationView struct {
+	Frame        layouts.Frame
+	Op           OpFacts
+	NextDecision string
+	Snapshot     Snapshot
+	Versions     []VersionRow // newest first, each with its diff against the one before
+	Attempts     []AttemptRow
+	Timeline     []EventRow
+	Card         CardView
+	Retention    Retention
+	LookupLink   string
+	Related      []RelatedRow
+	Actions      Actions
+	Problem      Problem
+	Draft        Draft // what the person typed into the form that was refused
+}
+
+// OpFacts are the operation's fields as text.
+type OpFacts struct {
+	ID, Key, Namespace, Type, State, EventID, Source, CorrelationID string
+	CausedBy, Supersedes, SupersededBy, Fingerprint, ProviderKey    string
+	LastError, Assignee, ResultRef, Resolution, Lease               string
+	Version                                                         int64
+	ContentVersion, Attempts                                        int
+	ProviderKeyFirstSentAt, NextRetryAt                             *time.Time
+	CreatedAt, UpdatedAt                                            time.Time
+}
+
+// Snapshot is the content the operation executes.
+type Snapshot struct {
+	Version    int
+	SHA256     string
+	JSON       string // pretty-printed
+	Author     string // "" for the registering workflow
+	ApprovedBy string
+	ApprovedAt *time.Time
+}
+
+// VersionRow is one content version and what changed from the one before.
+type VersionRow struct {
+	Version                        int
+	SHA256, Author, Reason, Status string
+	CreatedAt                      time.Time
+	Diff                           []components.DiffLine // nil for the first version
+}
+
+// AttemptRow is one attempt.
+type AttemptRow struct {
+	Number                 int
+	Worker, Outcome, Error string
+	ClaimedAt              time.Time
+	BeganAt, SettledAt     *time.Time
+}
+
+// EventRow is one audit event of the timeline.
+type EventRow struct {
+	Seq                                int64
+	At                                 time.Time
+	Actor, ActorKind, Action, From, To string
+	Reason, Detail, OperationID, Hash  string
+}
+
+// Retention says whether the provider still remembers the provider key.
+type Retention struct {
+	Known   bool   // the card says how long the provider keeps keys and the key was sent
+	Expired bool   // the key has left the provider's retention window
+	Text    string // what it means for the person deciding
+}
+
+// RelatedRow is another action of the same event.
+type RelatedRow struct{ ID, Key, Type, State string }
+
+// Actions are the forms the state and the viewer's role allow.
+type Actions struct {
+	ConfirmExecuted, ConfirmNotExecuted, Retry, Cancel bool
+	Assign, Note, Revise, Approve                      bool
+	Me                                                 string
+	OwnRevision                                        bool // the viewer made the current content version
+	RetryNeedsApproval                                 bool // retrying sends a revised snapshot to approval first
+}
+
+// Problem is why the last action was refused.
+type Problem struct {
+	Conflict bool // the item changed since the person loaded it
+	Message  string
+	Fields   []string
+}
+
+// Draft is the refused form's input, offered again.
+type Draft struct{ Form, Reason, Ref, Text, Content, Assignee, Then string }
+
+// For returns the draft when it belongs to the named form.
+func (d Draft) For(form string) Draft {
+	if d.Form == form {
+		return d
+	}
+	return Draft{}
+}

@@ -1,0 +1,41 @@
+package pages
+
+import (
+	"time"
+
+	"github.com/opshandoff/handoff/views/layouts"
+)
+
+// QueueView is the desk's queue: the items only a person can resolve.
+type QueueView struct {
+	Frame   layouts.Frame
+	Filter  QueueFilter
+	States  []Option
+	Types   []Option
+	Provs   []Option
+	Ages    []Option
+	Rows    []QueueRow
+	Next    string // the next page's URL; "" on the last page
+	Self    string // this page's URL with its filter, where actions return to
+	CanAct  bool   // the viewer may take and assign items
+	Problem string // a filter that could not be read
+}
+
+// QueueFilter is the queue's filter as the URL carries it.
+type QueueFilter struct {
+	Q, State, Type, Provider, Namespace, Assignee, Age string
+	Mine                                               bool
+}
+
+// Option is one choice of a select.
+type Option struct{ Value, Label string }
+
+// QueueRow is one desk item.
+type QueueRow struct {
+	ID, Key, Type, Provider, Namespace, EventID, State string
+	LastError, Assignee, NextDecision, Age             string
+	Attempts                                           int
+	Version                                            int64
+	CreatedAt                                          time.Time
+	Mine                                               bool // assigned to the viewer
+}

@@ -1,0 +1,146 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/views/pages"
+)
+
+// The decisions. Each reads its form, calls one Ledger method and redirects
+// (303) on success, so a reload never posts twice and no script is needed.
+// A refused decision re-renders the operation as it is now, with why it was
+// refused and what the person typed.
+
+// takeReason is recorded when someone takes an item with one click.
+const takeReason = "took it from the queue"
+
+func (s *server) resolve(c *gin.Context) {
+	r := domain.Resolve{Reason: c.PostForm("reason")}
+	var errs []domain.FieldError
+	r.ExpectedVersion, errs = expectedVersion(c)
+	var err error
+	if r.Action, err = domain.ParseResolveAction(c.PostForm("action")); err != nil {
+		errs = append(errs, domain.FieldError{Field: "action", Message: "must be confirm_executed, confirm_not_executed, retry or cancel"})
+	}
+	if then := c.PostForm("then"); then != "" {
+		if r.Then, err = domain.ParseResolveAction(then); err != nil {
+			errs = append(errs, domain.FieldError{Field: "then", Message: "must be retry or cancel"})
+		}
+	}
+	if ref := strings.TrimSpace(c.PostForm("result_ref")); ref != "" {
+		r.Result = &domain.Result{Ref: ref}
+	}
+	s.decide(c, errs, func(ctx context.Context) error {
+		_, err := s.ledger.Resolve(ctx, me(c), c.Param("id"), r)
+		return err
+	})
+}
+
+func (s *server) assign(c *gin.Context) {
+	a := domain.Assign{Assignee: strings.TrimSpace(c.PostForm("assignee")), Reason: c.PostForm("reason")}
+	var errs []domain.FieldError
+	a.ExpectedVersion, errs = expectedVersion(c)
+	switch {
+	case c.PostForm("take") != "":
+		a.Assignee = me(c).Identity()
+		if a.Reason == "" {
+			a.Reason = takeReason
+		}
+	case a.Reason == "":
+		errs = append(errs, domain.FieldError{Field: "reason", Message: "is required, 1-2000 characters"})
+	}
+	s.decide(c, errs, func(ctx context.Context) error {
+		_, err := s.ledger.Assign(ctx, me(c), c.Param("id"), a)
+		return err
+	})
+}
+
+func (s *server) note(c *gin.Context) {
+	n := domain.Note{Text: c.PostForm("text")}
+	s.decide(c, nil, func(ctx context.Context) error {
+		_, err := s.ledger.AddNote(ctx, me(c), c.Param("id"), n)
+		return err
+	})
+}
+
+func (s *server) revise(c *gin.Context) {
+	r := domain.Revise{Content: json.RawMessage(c.PostForm("content")), Reason: c.PostForm("reason")}
+	var errs []domain.FieldError
+	r.ExpectedVersion, errs = expectedVersion(c)
+	s.decide(c, errs, func(ctx context.Context) error {
+		_, err := s.ledger.Revise(ctx, me(c), c.Param("id"), r)
+		return err
+	})
+}
+
+func (s *server) approve(c *gin.Context) {
+	a := domain.Approve{Reason: c.PostForm("reason")}
+	var errs []domain.FieldError
+	a.ExpectedVersion, errs = expectedVersion(c)
+	a.ContentVersion, errs = contentVersion(c, errs)
+	s.decide(c, errs, func(ctx context.Context) error {
+		_, err := s.ledger.Approve(ctx, me(c), c.Param("id"), a)
+		return err
+	})
+}
+
+func (s *server) reject(c *gin.Context) {
+	r := domain.Reject{Reason: c.PostForm("reason")}
+	var errs []domain.FieldError
+	r.ExpectedVersion, errs = expectedVersion(c)
+	r.ContentVersion, errs = contentVersion(c, errs)
+	s.decide(c, errs, func(ctx context.Context) error {
+		_, err := s.ledger.Reject(ctx, me(c), c.Param("id"), r)
+		return err
+	})
+}
+
+// decide runs the decision unless the form was already unreadable, then
+// redirects or shows why it was refused.
+func (s *server) decide(c *gin.Context, errs []domain.FieldError, call func(context.Context) error) {
+	var err error
+	if len(errs) > 0 {
+		err = domain.Invalid(errs...)
+	} else {
+		ctx := domain.WithRequestInfo(c.Request.Context(), s.ledger.IDs.New("req"), c.ClientIP())
+		err = call(ctx)
+	}
+	if err == nil {
+		c.Redirect(http.StatusSeeOther, returnTo(c, "/desk/operations/"+c.Param("id")))
+		return
+	}
+	e := domain.AsError(err)
+	p := pages.Problem{Conflict: e.Code == domain.EVersionConflict, Message: s.message(c, err)}
+	for _, f := range e.Fields {
+		p.Fields = append(p.Fields, f.Field+": "+f.Message)
+	}
+	d := pages.Draft{Form: c.PostForm("form"), Reason: c.PostForm("reason"), Ref: c.PostForm("result_ref"),
+		Text: c.PostForm("text"), Content: c.PostForm("content"), Assignee: c.PostForm("assignee"), Then: c.PostForm("then")}
+	s.showOperation(c, statusOf(e.Code), p, d)
+}
+
+// expectedVersion reads the version of the operation the person saw. It is
+// required: without it the Ledger would not check, and a decision taken on
+// a stale page could overwrite someone else's.
+func expectedVersion(c *gin.Context) (int64, []domain.FieldError) {
+	v, err := strconv.ParseInt(c.PostForm("expected_version"), 10, 64)
+	if err != nil || v < 1 {
+		return 0, []domain.FieldError{{Field: "expected_version", Message: "is required: reload the page and decide again"}}
+	}
+	return v, nil
+}
+
+func contentVersion(c *gin.Context, errs []domain.FieldError) (int, []domain.FieldError) {
+	v, err := strconv.Atoi(c.PostForm("content_version"))
+	if err != nil || v < 1 {
+		return 0, append(errs, domain.FieldError{Field: "content_version", Message: "is required"})
+	}
+	return v, errs
+}

@@ -1,0 +1,48 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/views/components"
+	"github.com/opshandoff/handoff/views/pages"
+)
+
+// approvalsPageSize keeps a page of diffs readable.
+const approvalsPageSize = 20
+
+// approvals lists the content versions awaiting a decision, each as a diff
+// against the version before.
+func (s *server) approvals(c *gin.Context) {
+	person := me(c)
+	items, next, err := s.ledger.PendingApprovals(c.Request.Context(), person, approvalsPageSize, c.Query("cursor"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	v := pages.ApprovalsView{Frame: s.frameFor(c, "Approvals", "approvals"), CanApprove: person.Role.AtLeast(domain.RoleApprover)}
+	if next != "" {
+		v.Next = "/desk/approvals?cursor=" + url.QueryEscape(next)
+	}
+	for _, p := range items {
+		it := pages.ApprovalItem{ID: p.Op.ID, Key: p.Op.Key, Type: p.Op.Type, Namespace: p.Op.Namespace,
+			Author: p.Current.CreatedBy, Reason: p.Current.Reason, SHA256: p.Current.SHA256, Version: p.Op.Version,
+			ContentVersion: p.Op.ContentVersion, CreatedAt: p.Current.CreatedAt,
+			Own: p.Op.ContentAuthor != "" && p.Op.ContentAuthor == person.Identity()}
+		if it.CreatedAt.IsZero() {
+			it.CreatedAt = p.Op.CreatedAt
+		}
+		before := ""
+		if p.Previous != nil {
+			before = components.PrettyJSON(p.Previous.Content)
+		} else {
+			it.First = true
+		}
+		it.Diff = components.LineDiff(before, components.PrettyJSON(p.Current.Content))
+		v.Items = append(v.Items, it)
+	}
+	page(c, http.StatusOK, pages.Approvals(v), pages.ApprovalsList(v))
+}

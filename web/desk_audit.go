@@ -1,0 +1,92 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/views/pages"
+)
+
+// auditActions are the actions the filter offers: every transition and
+// decision the ledger records, and the system stream's sign-ins.
+var auditActions = []string{"registered", "claimed", "heartbeat", "began", "settled", "lease_expired",
+	"retries_exhausted", "reconciled", "reconcile_inconclusive", "resolved", "assigned", "noted", "revised",
+	"approved", "rejected", "signed_in", "signed_out"}
+
+// auditPageSize is one screen of events.
+const auditPageSize = 50
+
+// localTime is the datetime-local input's format; the desk reads it as UTC.
+const localTime = "2006-01-02T15:04"
+
+// audit shows the audit trail across operations, system stream included,
+// in the order it was written.
+func (s *server) audit(c *gin.Context) {
+	f := pages.AuditFilter{Operation: strings.TrimSpace(c.Query("operation")), Actor: strings.TrimSpace(c.Query("actor")),
+		Action: c.Query("action"), From: c.Query("from"), To: c.Query("to")}
+	v := pages.AuditView{Frame: s.frameFor(c, "Audit", "audit"), Filter: f, Actions: []pages.Option{{Value: "", Label: "every action"}}}
+	for _, a := range auditActions {
+		v.Actions = append(v.Actions, pages.Option{Value: a, Label: a})
+	}
+	q := domain.AuditQuery{OperationID: f.Operation, Actor: f.Actor, Action: f.Action, Cursor: c.Query("cursor")}
+	var errs []domain.FieldError
+	q.From, errs = auditTime("from", f.From, errs)
+	q.To, errs = auditTime("to", f.To, errs)
+	var err error
+	if len(errs) > 0 {
+		err = domain.Invalid(errs...)
+	} else {
+		var evs []domain.AuditEvent
+		var next string
+		evs, next, err = s.auditPage(c, q)
+		for _, e := range evs {
+			v.Rows = append(v.Rows, eventRow(e))
+		}
+		if next != "" {
+			v.Next = auditURL(f, next)
+		}
+	}
+	if err != nil {
+		v.Problem = s.message(c, err) // shown beside the form, as in the queue
+	}
+	page(c, http.StatusOK, pages.Audit(v), pages.AuditResults(v))
+}
+
+// auditPage is one page of the audit trail, as GET /v1/audit reads it.
+func (s *server) auditPage(c *gin.Context, q domain.AuditQuery) ([]domain.AuditEvent, string, error) {
+	trail, err := s.ledger.Audit()
+	if err != nil {
+		return nil, "", err
+	}
+	q.Limit = auditPageSize
+	return trail.List(c.Request.Context(), me(c), domain.AuditSelect{AuditQuery: q, WithSystem: true})
+}
+
+// auditTime reads a filter time: the datetime-local form, or RFC 3339.
+func auditTime(field, v string, errs []domain.FieldError) (time.Time, []domain.FieldError) {
+	if v == "" {
+		return time.Time{}, errs
+	}
+	for _, layout := range []string{localTime, time.RFC3339} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UTC(), errs
+		}
+	}
+	return time.Time{}, append(errs, domain.FieldError{Field: field, Message: "must be a time such as 2026-01-31T14:00 (UTC)"})
+}
+
+func auditURL(f pages.AuditFilter, cursor string) string {
+	vals := url.Values{}
+	for k, v := range map[string]string{"operation": f.Operation, "actor": f.Actor, "action": f.Action,
+		"from": f.From, "to": f.To, "cursor": cursor} {
+		if v != "" {
+			vals.Set(k, v)
+		}
+	}
+	return "/desk/audit?" + vals.Encode()
+}

@@ -1,0 +1,128 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/opshandoff/handoff/domain"
+)
+
+// BenchmarkDeskQueue times the queue page and the queue's live search on a
+// database of 100,000 operations of which 10,000 are in the desk, calling
+// the handlers in-process so the numbers are server time alone. Run it on
+// PostgreSQL (seeding takes a while; -benchtime sets the calls per case):
+//
+//	HANDOFF_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable \
+//	  go test -run XXX -bench DeskQueue -benchtime 200x ./web/
+//
+// Each case reports the median and the 95th percentile of its calls.
+func BenchmarkDeskQueue(b *testing.B) {
+	d := newDesk(b)
+	desk := seedDesk(b, d, 100_000, 10_000)
+	cases := []struct {
+		name string
+		url  func(i int) string
+		rows int // rows expected on the page
+	}{
+		{"queue", func(int) string { return "/desk/queue" }, queuePageSize},
+		{"search_provider_key", func(i int) string {
+			return "/desk/queue?q=" + url.QueryEscape(desk[(i*7919)%len(desk)].ProviderKey)
+		}, 1},
+		{"search_error_text", func(int) string { return "/desk/queue?q=read+timeout" }, queuePageSize},
+		{"filter_type_age", func(int) string { return "/desk/queue?type=coupon.issue&age=7d" }, queuePageSize},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			took := make([]time.Duration, 0, b.N)
+			for i := 0; b.Loop(); i++ {
+				req := httptest.NewRequest("GET", c.url(i), nil)
+				req.Header.Set("X-Test-Person", "ada")
+				req.Header.Set("HX-Request", "true") // live search asks for the results fragment
+				w := httptest.NewRecorder()
+				start := time.Now()
+				d.engine.ServeHTTP(w, req)
+				took = append(took, time.Since(start))
+				if w.Code != http.StatusOK {
+					b.Fatalf("%s: %d", c.url(i), w.Code)
+				}
+				if i == 0 {
+					if n := len(d.parse(w.Body.String()).all("queue-row")); n != c.rows {
+						b.Fatalf("%s: %d rows, want %d", c.url(i), n, c.rows)
+					}
+				}
+			}
+			median, p95 := percentile(took, 50), percentile(took, 95)
+			b.ReportMetric(ms(median), "median-ms")
+			b.ReportMetric(ms(p95), "p95-ms")
+			b.Logf("%s: %d calls, median %v, p95 %v", c.name, len(took), median, p95)
+		})
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// percentile is the p-th percentile of the durations (nearest rank).
+func percentile(ds []time.Duration, p int) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := (len(s)*p + 99) / 100
+	return s[max(i-1, 0)]
+}
+
+// seedDesk loads total operations created over the last 30 days, inDesk of
+// them in the desk (half unknown_outcome, half failed_terminal), the rest
+// mostly completed, and returns the desk items.
+func seedDesk(b *testing.B, d *desk, total, inDesk int) []domain.Operation {
+	b.Helper()
+	ctx := context.Background()
+	start := time.Now()
+	now := time.Now().UTC()
+	every := total / inDesk
+	types := []string{"crm.task.create", "coupon.issue"}
+	var batch []domain.Change
+	var desk []domain.Operation
+	for i := range total {
+		typ := types[(i/every)%len(types)]
+		card, _ := d.ledger.Cards.Get(typ)
+		at := now.Add(-30 * 24 * time.Hour / time.Duration(total) * time.Duration(total-i)) // spread over 30 days
+		env := domain.Env{Card: card, Now: at, Actor: testWorkflow, NewID: d.ledger.IDs.New}
+		r := domain.Registration{Namespace: "campaigns", Key: fmt.Sprintf("evt_%06d:%s", i, typ), Type: typ,
+			EventID: fmt.Sprintf("evt_%06d", i), CorrelationID: fmt.Sprintf("run-%d", i/10)}
+		ch, err := domain.NewOperation(r, []byte(fmt.Sprintf(`{"n":%d,"owner":"u_%d"}`, i, i%97)), false, env)
+		if err != nil {
+			b.Fatal(err)
+		}
+		op := &ch.Op
+		op.Attempts, op.Version = 1, 4
+		switch {
+		case i%every == 0 && len(desk)%2 == 0:
+			op.State, op.ProviderKeyFirstSentAt = domain.UnknownOutcome, &at
+			op.LastError = &domain.ErrorInfo{Class: domain.ClassTimeout, Message: "read timeout after 30s"}
+		case i%every == 0:
+			op.State = domain.FailedTerminal
+			op.LastError = &domain.ErrorInfo{Class: domain.ClassValidation, Code: "422", Message: fmt.Sprintf("owner u_%d does not exist", i%97)}
+		case i%50 == 1:
+			op.State, op.Attempts, op.Version = domain.Received, 0, 1
+		default:
+			op.State, op.ProviderKeyFirstSentAt = domain.Completed, &at
+			op.Result = &domain.Result{Ref: fmt.Sprintf("ref_%d", i)}
+		}
+		if op.State.InDesk() {
+			desk = append(desk, *op)
+		}
+		if batch = append(batch, ch); len(batch) == 5000 || i == total-1 {
+			if err := d.store.CreateBatch(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	b.Logf("seeded %d operations (%d in the desk) in %v", total, len(desk), time.Since(start).Round(time.Millisecond))
+	return desk
+}

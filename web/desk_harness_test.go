@@ -1,0 +1,264 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"golang.org/x/net/html"
+
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/store"
+	"github.com/opshandoff/handoff/store/storetest"
+)
+
+// The desk's handler tests run the real pages on a real database (SQLite,
+// or PostgreSQL with HANDOFF_TEST_POSTGRES). Sign-in is faked one layer up:
+// the test engine sets the person the X-Test-Person header names, where the
+// session middleware would set the signed-in one.
+
+var testPeople = map[string]domain.Actor{
+	"ada": {Kind: domain.ActorPerson, Name: "Ada Lovelace", Email: "ada@example.com", Subject: "ada", Role: domain.RoleApprover},
+	"bob": {Kind: domain.ActorPerson, Name: "Bob Builder", Email: "bob@example.com", Subject: "bob", Role: domain.RoleApprover},
+	"vic": {Kind: domain.ActorPerson, Name: "Vic Viewer", Email: "vic@example.com", Subject: "vic", Role: domain.RoleViewer},
+}
+
+var testWorkflow = domain.Actor{Kind: domain.ActorWorkflow, Name: "shop", Namespace: "campaigns"}
+
+func testCards() domain.Cards {
+	crm := domain.Card{Name: "crm.task.create", Description: "Create the follow-up task", Provider: "acme-crm",
+		ProviderIdempotency: domain.IdempotencyNone, Lookup: domain.LookupManual,
+		LookupURL: "https://crm.example.com/tasks?external_id={provider_key}",
+		Retry:     domain.RetryPolicy{MaxAttempts: 3, MaxElapsed: time.Hour, Backoff: time.Second, BackoffMax: time.Minute},
+		Retryable: []domain.ErrorClass{domain.ClassTransient}, Terminal: []domain.ErrorClass{domain.ClassValidation},
+		Lease: 30 * time.Second, Owner: "crm-oncall", Unverified: []string{"Does the CRM dedupe external_id across workspaces?"}}
+	coupon := crm
+	coupon.Name, coupon.Provider, coupon.RequiresApproval, coupon.LookupURL, coupon.Unverified = "coupon.issue", "shop-billing", true, "", nil
+	return domain.Cards{crm.Name: crm, coupon.Name: coupon}
+}
+
+type desk struct {
+	t      testing.TB
+	store  *store.Store
+	ledger *domain.Ledger
+	engine *gin.Engine
+}
+
+func newDesk(t testing.TB) *desk {
+	t.Helper()
+	gin.SetMode(gin.TestMode)
+	st := storetest.New(t)
+	l := domain.NewLedger(st, testCards())
+	// signIn with no OIDC: the development sign-in's banner shows, as it
+	// would on a laptop.
+	s := &server{ledger: l, log: slog.New(slog.NewTextHandler(io.Discard, nil)), signIn: &signIn{}}
+	e := gin.New()
+	e.Use(securityHeaders, func(c *gin.Context) {
+		if p, ok := testPeople[c.GetHeader("X-Test-Person")]; ok {
+			c.Set(keyPerson, p)
+		}
+	})
+	s.deskRoutes(e)
+	return &desk{t: t, store: st, ledger: l, engine: e}
+}
+
+// answer is a response with its parsed document.
+type answer struct {
+	t      testing.TB
+	status int
+	header http.Header
+	body   string
+	doc    *html.Node
+}
+
+func (d *desk) do(who, method, target string, form url.Values, headers ...string) answer {
+	d.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req := httptest.NewRequest(method, target, body)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req.Header.Set("X-Test-Person", who)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	w := httptest.NewRecorder()
+	d.engine.ServeHTTP(w, req)
+	a := d.parse(w.Body.String())
+	a.status, a.header = w.Code, w.Header()
+	return a
+}
+
+// parse reads an HTML page or fragment.
+func (d *desk) parse(body string) answer {
+	d.t.Helper()
+	doc, err := html.Parse(strings.NewReader(body))
+	if err != nil {
+		d.t.Fatalf("unparseable HTML: %v\n%s", err, body)
+	}
+	return answer{t: d.t, body: body, doc: doc}
+}
+
+func (d *desk) get(who, target string, headers ...string) answer {
+	return d.do(who, "GET", target, nil, headers...)
+}
+
+func (d *desk) post(who, target string, form url.Values) answer {
+	return d.do(who, "POST", target, form)
+}
+
+// status fails the test unless the response has the status.
+func (p answer) want(status int) answer {
+	p.t.Helper()
+	if p.status != status {
+		p.t.Fatalf("status %d, want %d\n%s", p.status, status, p.body)
+	}
+	return p
+}
+
+// all returns the elements with the data-testid.
+func (p answer) all(testid string) []*html.Node {
+	var out []*html.Node
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && attr(n, "data-testid") == testid {
+			out = append(out, n)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(p.doc)
+	return out
+}
+
+// one returns the only element with the data-testid.
+func (p answer) one(testid string) *html.Node {
+	p.t.Helper()
+	ns := p.all(testid)
+	if len(ns) != 1 {
+		p.t.Fatalf("%d elements with data-testid %q, want 1\n%s", len(ns), testid, p.body)
+	}
+	return ns[0]
+}
+
+// text is the element's text, whitespace collapsed.
+func (p answer) text(testid string) string {
+	p.t.Helper()
+	return text(p.one(testid))
+}
+
+// none fails the test if any element has the data-testid.
+func (p answer) none(testid string) {
+	p.t.Helper()
+	if n := len(p.all(testid)); n != 0 {
+		p.t.Fatalf("%d elements with data-testid %q, want none", n, testid)
+	}
+}
+
+// fragment fails unless the response is a fragment, not a whole page.
+func (p answer) fragment() answer {
+	p.t.Helper()
+	if strings.Contains(p.body, "<html") || strings.Contains(p.body, "<nav aria-label=\"Desk\"") {
+		p.t.Fatalf("htmx got a whole page:\n%s", p.body)
+	}
+	return p
+}
+
+func text(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data + " ")
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+func hasAttr(n *html.Node, name string) bool {
+	for _, a := range n.Attr {
+		if a.Key == name {
+			return true
+		}
+	}
+	return false
+}
+
+func attr(n *html.Node, name string) string {
+	for _, a := range n.Attr {
+		if a.Key == name {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+// register creates an operation through the Ledger, as a workflow would.
+func (d *desk) register(key, typ string) domain.Operation {
+	d.t.Helper()
+	res, err := d.ledger.Register(context.Background(), testWorkflow, domain.Registration{Key: key, Type: typ,
+		EventID: strings.Split(key, ":")[0], Content: json.RawMessage(`{"owner":"u_9","title":"Follow up"}`)})
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return res.Operation
+}
+
+// intoDesk drives a new operation into unknown_outcome (a timeout after
+// begin) or failed_terminal (a validation error before it).
+func (d *desk) intoDesk(key string, unknown bool) domain.Operation {
+	d.t.Helper()
+	ctx := context.Background()
+	op := d.register(key, "crm.task.create")
+	cl, err := d.ledger.Claim(ctx, testWorkflow, op.ID, domain.Claim{Worker: "w1"})
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	tok := cl.Lease.Token
+	settle := domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeFailedTerminal,
+		Error: &domain.ErrorInfo{Class: domain.ClassValidation, Message: "owner u_9 does not exist"}}
+	if unknown {
+		if _, err := d.ledger.Begin(ctx, testWorkflow, op.ID, domain.Begin{LeaseToken: tok}); err != nil {
+			d.t.Fatal(err)
+		}
+		settle.Outcome, settle.Error = domain.OutcomeUnknown, &domain.ErrorInfo{Class: domain.ClassTimeout, Message: "read timeout"}
+	}
+	op, err = d.ledger.Settle(ctx, testWorkflow, op.ID, settle)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return op
+}
+
+// inputs are the values of a form's inputs, as the browser would send them
+// before the person types anything.
+func inputs(form *html.Node) url.Values {
+	out := url.Values{}
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && n.Data == "input" && attr(n, "name") != "" {
+			out.Add(attr(n, "name"), attr(n, "value"))
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(form)
+	return out
+}

@@ -1,0 +1,155 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/views/components"
+	"github.com/opshandoff/handoff/views/pages"
+)
+
+// operation shows one operation with everything needed to decide on it.
+func (s *server) operation(c *gin.Context) {
+	s.showOperation(c, http.StatusOK, pages.Problem{}, pages.Draft{})
+}
+
+// showOperation renders the operation as it is now, with the problem of a
+// refused action and what the person typed, if any.
+func (s *server) showOperation(c *gin.Context, status int, p pages.Problem, d pages.Draft) {
+	it, err := s.ledger.DeskItem(c.Request.Context(), me(c), c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	v := operationView(it, me(c))
+	v.Frame = s.frameFor(c, it.Op.Key, "queue")
+	v.Problem, v.Draft = p, d
+	page(c, status, pages.Operation(v), pages.OperationBody(v))
+}
+
+func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView {
+	op := it.Op
+	v := pages.OperationView{Op: opFacts(op), NextDecision: nextDecision(op), Card: cardView(it.Card),
+		LookupLink: it.Card.LookupLink(op.ProviderKey), Retention: retention(it), Actions: allowed(op, it.Card, person)}
+	v.Snapshot = pages.Snapshot{Version: op.ContentVersion, SHA256: op.ContentSHA256,
+		JSON: components.PrettyJSON(op.Content), Author: op.ContentAuthor}
+	if a := op.Approval; a != nil && a.ContentVersion == op.ContentVersion {
+		v.Snapshot.ApprovedBy, v.Snapshot.ApprovedAt = a.By, &a.At
+	}
+	for i, cv := range it.Versions {
+		row := pages.VersionRow{Version: cv.Version, SHA256: cv.SHA256, Author: cv.CreatedBy, Reason: cv.Reason,
+			CreatedAt: cv.CreatedAt, Status: versionStatus(cv)}
+		if i > 0 {
+			row.Diff = components.LineDiff(components.PrettyJSON(it.Versions[i-1].Content), components.PrettyJSON(cv.Content))
+		}
+		v.Versions = append(v.Versions, row)
+	}
+	slices.Reverse(v.Versions)
+	for _, a := range it.Attempts {
+		row := pages.AttemptRow{Number: a.Number, Worker: a.Worker, Outcome: a.Outcome, ClaimedAt: a.ClaimedAt,
+			BeganAt: a.BeganAt, SettledAt: a.SettledAt}
+		if a.Error != nil {
+			row.Error = errorText(*a.Error)
+		}
+		v.Attempts = append(v.Attempts, row)
+	}
+	for _, e := range it.Timeline {
+		v.Timeline = append(v.Timeline, eventRow(e))
+	}
+	for _, r := range it.Related {
+		v.Related = append(v.Related, pages.RelatedRow{ID: r.ID, Key: r.Key, Type: r.Type, State: r.State.String()})
+	}
+	return v
+}
+
+func opFacts(op domain.Operation) pages.OpFacts {
+	f := pages.OpFacts{ID: op.ID, Key: op.Key, Namespace: op.Namespace, Type: op.Type, State: op.State.String(),
+		EventID: op.EventID, Source: op.Source, CorrelationID: op.CorrelationID, CausedBy: op.CausedBy,
+		Supersedes: op.Supersedes, SupersededBy: op.SupersededBy, Fingerprint: op.Fingerprint,
+		ProviderKey: op.ProviderKey, Assignee: op.Assignee, Version: op.Version, ContentVersion: op.ContentVersion,
+		Attempts: op.Attempts, ProviderKeyFirstSentAt: op.ProviderKeyFirstSentAt, NextRetryAt: op.NextRetryAt,
+		CreatedAt: op.CreatedAt, UpdatedAt: op.UpdatedAt}
+	if op.LastError != nil {
+		f.LastError = errorText(*op.LastError)
+	}
+	if op.Result != nil {
+		f.ResultRef = op.Result.Ref
+	}
+	if r := op.Resolution; r != nil {
+		f.Resolution = fmt.Sprintf("Resolved: %s by %s — “%s”", strings.ReplaceAll(r.Action, "_", " "), r.By, r.Reason)
+	}
+	if l := op.Lease; l != nil {
+		f.Lease = fmt.Sprintf("held by %s until %s", l.Worker, components.UTCText(l.ExpiresAt))
+	}
+	return f
+}
+
+func versionStatus(cv domain.ContentVersion) string {
+	switch {
+	case cv.ApprovedBy != "":
+		return "approved by " + cv.ApprovedBy
+	case cv.RejectedBy != "":
+		return "rejected by " + cv.RejectedBy
+	case cv.Version == 1 && cv.CreatedBy == "":
+		return "as registered"
+	}
+	return "not approved"
+}
+
+// eventRow is an audit event as people read it: the person's name with
+// their email, a workflow's token name, the system.
+func eventRow(e domain.AuditEvent) pages.EventRow {
+	actor := e.Actor.Identity()
+	if e.Actor.Kind == domain.ActorPerson && e.Actor.Name != "" && e.Actor.Name != actor {
+		actor = e.Actor.Name + " <" + actor + ">"
+	}
+	if e.Actor.Kind == domain.ActorWorkflow {
+		actor = "workflow " + actor
+	}
+	return pages.EventRow{Seq: e.Seq, At: e.At, Actor: actor, ActorKind: e.Actor.Kind.String(), Action: e.Action,
+		From: e.FromState, To: e.ToState, Reason: e.Reason, Detail: string(e.Detail), OperationID: e.OperationID, Hash: e.Hash}
+}
+
+// retention says whether the provider may still deduplicate a re-send by
+// the provider key — the one guarantee that can run out while an item waits.
+func retention(it domain.DeskItem) pages.Retention {
+	card, first := it.Card, it.Op.ProviderKeyFirstSentAt
+	switch {
+	case card.ProviderIdempotency == domain.IdempotencyNone || card.ProviderIdempotency.String() == "":
+		return pages.Retention{Text: "The provider does not deduplicate by key: a re-send may do it twice."}
+	case first == nil:
+		return pages.Retention{Text: "The provider key was never sent."}
+	case card.ResendSafe(first, it.Now):
+		left := first.Add(card.ProviderKeyRetention).Sub(it.Now)
+		return pages.Retention{Known: true, Text: fmt.Sprintf("The provider remembers this key for another %s: "+
+			"a re-send with it is deduplicated.", components.Age(left))}
+	}
+	return pages.Retention{Known: true, Expired: true, Text: fmt.Sprintf("The provider key left its %s retention window "+
+		"%s ago: the provider no longer deduplicates it, so a retry may execute the action twice. Look it up first.",
+		card.ProviderKeyRetention, components.Age(it.Now.Sub(first.Add(card.ProviderKeyRetention))))}
+}
+
+// allowed are the decisions the state and the viewer's role allow; the
+// Ledger decides again when the form is posted.
+func allowed(op domain.Operation, card domain.Card, person domain.Actor) pages.Actions {
+	a := pages.Actions{Me: person.Identity()}
+	if !person.Role.AtLeast(domain.RoleOperator) {
+		return a
+	}
+	a.Note = true
+	a.Assign = !op.State.Final()
+	a.ConfirmExecuted = op.State == domain.UnknownOutcome
+	a.ConfirmNotExecuted = op.State == domain.UnknownOutcome
+	a.Retry = op.State == domain.FailedTerminal
+	a.Cancel = op.State == domain.FailedTerminal
+	a.Revise = slices.Contains([]domain.State{domain.Received, domain.FailedRetryable, domain.FailedTerminal, domain.AwaitingApproval}, op.State)
+	a.RetryNeedsApproval = op.Approval == nil && (card.RequiresApproval || op.ContentVersion > 1)
+	a.Approve = op.State == domain.AwaitingApproval && person.Role.AtLeast(domain.RoleApprover)
+	a.OwnRevision = op.ContentAuthor != "" && op.ContentAuthor == person.Identity()
+	return a
+}

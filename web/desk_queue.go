@@ -1,0 +1,188 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/views/components"
+	"github.com/opshandoff/handoff/views/pages"
+)
+
+// queuePageSize is one screen of desk items.
+const queuePageSize = 50
+
+// queue lists the desk's items, filtered by the URL's query so a filtered
+// queue can be shared as a link.
+func (s *server) queue(c *gin.Context) {
+	f := pages.QueueFilter{Q: strings.TrimSpace(c.Query("q")), State: c.Query("state"), Type: c.Query("type"),
+		Provider: c.Query("provider"), Namespace: c.Query("namespace"), Assignee: c.Query("assignee"),
+		Age: c.Query("age"), Mine: c.Query("mine") != ""}
+	person := me(c)
+	v := pages.QueueView{Frame: s.frameFor(c, "Queue", "queue"), Filter: f, Self: c.Request.URL.RequestURI(),
+		CanAct: person.Role.AtLeast(domain.RoleOperator)}
+	v.States, v.Types, v.Provs, v.Ages = s.queueOptions()
+
+	q, err := queueQuery(f, person, c.Query("cursor"), time.Now())
+	if err == nil {
+		var ops []domain.Operation
+		var next string
+		ops, next, err = s.ledger.DeskQueue(c.Request.Context(), person, q, f.Provider)
+		now := time.Now()
+		for _, op := range ops {
+			card, _ := s.ledger.Cards.Get(op.Type)
+			v.Rows = append(v.Rows, queueRow(op, card, now, person.Identity()))
+		}
+		if next != "" {
+			v.Next = queueURL(f, next)
+		}
+	}
+	if err != nil {
+		// A filter that cannot be read is shown beside the form, which stays
+		// usable: htmx swaps only successful answers.
+		v.Problem = s.message(c, err)
+	}
+	page(c, http.StatusOK, pages.Queue(v), pages.QueueResults(v))
+}
+
+// queueQuery turns the filter into the Ledger's list query.
+func queueQuery(f pages.QueueFilter, person domain.Actor, cursor string, now time.Time) (domain.ListQuery, error) {
+	q := domain.ListQuery{States: domain.DeskStates, Namespace: f.Namespace, Assignee: f.Assignee, Text: f.Q,
+		Limit: queuePageSize, Cursor: cursor}
+	if f.State != "" {
+		st, err := domain.ParseState(f.State)
+		if err != nil || !st.InDesk() {
+			return q, domain.Invalid(domain.FieldError{Field: "state", Message: "must be unknown_outcome or failed_terminal"})
+		}
+		q.States = []domain.State{st}
+	}
+	if f.Type != "" {
+		q.Types = []string{f.Type}
+	}
+	if f.Mine {
+		q.Assignee = person.Identity()
+	}
+	if f.Age != "" {
+		d, err := parseAge(f.Age)
+		if err != nil {
+			return q, domain.Invalid(domain.FieldError{Field: "age", Message: "must be a duration such as 30m, 4h or 2d"})
+		}
+		q.CreatedBefore = now.Add(-d)
+	}
+	return q, nil
+}
+
+// queueURL is the queue's URL for a filter, with a page cursor.
+func queueURL(f pages.QueueFilter, cursor string) string {
+	vals := url.Values{}
+	for k, v := range map[string]string{"q": f.Q, "state": f.State, "type": f.Type, "provider": f.Provider,
+		"namespace": f.Namespace, "assignee": f.Assignee, "age": f.Age, "cursor": cursor} {
+		if v != "" {
+			vals.Set(k, v)
+		}
+	}
+	if f.Mine {
+		vals.Set("mine", "1")
+	}
+	return "/desk/queue?" + vals.Encode()
+}
+
+// queueOptions are the filter's choices: desk states, configured types and
+// providers, and age thresholds.
+func (s *server) queueOptions() (states, types, providers, ages []pages.Option) {
+	states = []pages.Option{{Value: "", Label: "both desk states"}}
+	for _, st := range domain.DeskStates {
+		states = append(states, pages.Option{Value: st.String(), Label: components.StateLabel(st.String())})
+	}
+	types = []pages.Option{{Value: "", Label: "every type"}}
+	providers = []pages.Option{{Value: "", Label: "every provider"}}
+	var names []string
+	for _, card := range s.ledger.Cards.Sorted() {
+		types = append(types, pages.Option{Value: card.Name, Label: card.Name})
+		if !slices.Contains(names, card.Provider) {
+			names = append(names, card.Provider)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		providers = append(providers, pages.Option{Value: n, Label: n})
+	}
+	ages = []pages.Option{{Value: "", Label: "any age"}}
+	for _, b := range domain.DeskAgeBands {
+		if b.Under > 0 {
+			ages = append(ages, pages.Option{Value: ageParam(b.Under), Label: ageParam(b.Under)})
+		}
+	}
+	return states, types, providers, ages
+}
+
+// queueRow is one desk item as the queue shows it.
+func queueRow(op domain.Operation, card domain.Card, now time.Time, me string) pages.QueueRow {
+	r := pages.QueueRow{ID: op.ID, Key: op.Key, Type: op.Type, Provider: card.Provider, Namespace: op.Namespace,
+		EventID: op.EventID, State: op.State.String(), Assignee: op.Assignee, Attempts: op.Attempts,
+		Version: op.Version, CreatedAt: op.CreatedAt, Age: components.Age(now.Sub(op.CreatedAt)),
+		NextDecision: nextDecision(op), Mine: me != "" && op.Assignee == me}
+	if e := op.LastError; e != nil {
+		r.LastError = errorText(*e)
+	}
+	return r
+}
+
+func errorText(e domain.ErrorInfo) string {
+	parts := []string{e.Class.String()}
+	if e.Code != "" {
+		parts = append(parts, e.Code)
+	}
+	if e.Message != "" {
+		parts = append(parts, e.Message)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// nextDecision says in words what the operation needs from a person.
+func nextDecision(op domain.Operation) string {
+	switch op.State {
+	case domain.UnknownOutcome:
+		return "Look the provider key up at the provider, then confirm whether it was executed."
+	case domain.FailedTerminal:
+		if op.LastError != nil && op.LastError.Code == "loop_detected" {
+			return "Check why it triggered itself, then retry or cancel."
+		}
+		return "Fix the cause, then retry or cancel."
+	case domain.AwaitingApproval:
+		return "Someone other than the author approves or rejects content version " + strconv.Itoa(op.ContentVersion) + "."
+	case domain.Completed, domain.Cancelled:
+		return "Nothing: it is " + components.StateLabel(op.State.String()) + "."
+	}
+	return "Nothing yet: the workflow is on it."
+}
+
+// parseAge reads a Go duration, or whole days ("2d").
+func parseAge(v string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 1 || n > 36500 {
+			return 0, strconv.ErrRange
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 || d > 100*365*24*time.Hour {
+		return 0, strconv.ErrRange
+	}
+	return d, nil
+}
+
+// ageParam writes a duration the way parseAge reads it: "8h", "7d".
+func ageParam(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
+	}
+	return strconv.Itoa(int(d/time.Hour)) + "h"
+}

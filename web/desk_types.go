@@ -1,0 +1,114 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/views/pages"
+)
+
+// types explains every operation type's retry safety card.
+func (s *server) types(c *gin.Context) {
+	v := pages.TypesView{Frame: s.frameFor(c, "Types", "types")}
+	for _, card := range s.ledger.Cards.Sorted() {
+		v.Cards = append(v.Cards, cardView(card))
+	}
+	page(c, http.StatusOK, pages.Types(v), pages.TypesBody(v))
+}
+
+// cardView explains each field of a card in words. Warn marks what the desk
+// cannot count on: no deduplication, no lookup, a lookup whose "not found"
+// proves nothing, nobody named to reconcile.
+func cardView(c domain.Card) pages.CardView {
+	v := pages.CardView{Name: c.Name, Description: c.Description, SideEffect: c.SideEffect, Provider: c.Provider,
+		Owner: c.Owner, Unverified: c.Unverified}
+	add := func(name, value, meaning string, warn bool) {
+		v.Fields = append(v.Fields, pages.CardField{Name: name, Value: value, Meaning: meaning, Warn: warn})
+	}
+	add("side_effect", or(c.SideEffect, "not described"), "What happens in the world when this runs once.", c.SideEffect == "")
+	add("provider", or(c.Provider, "unknown"), "The system that carries out the side effect.", false)
+	switch c.ProviderIdempotency {
+	case domain.IdempotencyKey:
+		add("provider_idempotency", "key", "The provider deduplicates requests carrying the same idempotency key: a re-send with the same provider key does nothing new.", false)
+	case domain.IdempotencyKeyAndParams:
+		add("provider_idempotency", "key_and_params", "The provider deduplicates requests with the same key and the same parameters: a re-send with changed content is a new request.", false)
+	default:
+		add("provider_idempotency", "none", "The provider does not deduplicate: every re-send may do it again. A timeout after the call began needs a person.", true)
+	}
+	if c.ProviderIdempotency == domain.IdempotencyNone || c.ProviderKeyRetention <= 0 {
+		add("provider_key_retention", "—", "No retention window: nothing protects a re-send.", c.ProviderIdempotency != domain.IdempotencyNone)
+	} else {
+		add("provider_key_retention", duration(c.ProviderKeyRetention), fmt.Sprintf("The provider remembers a key for %s after first seeing it; past that, a re-send is a new request.", duration(c.ProviderKeyRetention)), false)
+	}
+	switch c.Lookup {
+	case domain.LookupAPI:
+		add("lookup", "api", "A workflow can ask the provider whether the action happened.", false)
+	case domain.LookupManual:
+		add("lookup", "manual", "A person can look the provider key up in the provider's own tools.", false)
+	default:
+		add("lookup", "none", "Nobody can check at the provider whether it happened: an unknown outcome stays a judgement call.", true)
+	}
+	if c.LookupURL != "" {
+		add("lookup_url", c.LookupURL, "Where the desk links to look the provider key up ({provider_key} is filled in).", false)
+	}
+	if c.LookupAuthoritative {
+		add("lookup_authoritative", "true", "When a lookup finds nothing, that proves the action did not happen: it may be retried.", false)
+	} else {
+		add("lookup_authoritative", "false", "A lookup that finds nothing proves nothing (the record may appear late): a person decides.", c.Lookup != domain.LookupNone)
+	}
+	if c.RequiresApproval {
+		add("requires_approval", "true", "Someone must approve the exact content before it runs, and approve again after every revision.", false)
+	} else {
+		add("requires_approval", "false", "Runs the registered content without approval; a revised content still needs one.", false)
+	}
+	r := c.Retry
+	limit := fmt.Sprintf("at most %d attempts", r.MaxAttempts)
+	if r.MaxElapsed > 0 {
+		limit += " within " + duration(r.MaxElapsed)
+	}
+	add("retry", limit, fmt.Sprintf("Automatic retries wait %s, doubling up to %s, with jitter; past the limit the operation comes to the desk.",
+		duration(r.Backoff), duration(r.BackoffMax)), false)
+	add("retryable", classes(c.Retryable), "Errors worth retrying automatically.", false)
+	add("terminal", classes(c.Terminal), "Errors that retrying cannot fix: the operation comes to the desk at once.", false)
+	add("lease", duration(c.Lease), "How long a worker holds an operation before another may take it; a lease lost after the call began is an unknown outcome.", false)
+	add("owner", or(c.Owner, "nobody named"), "Who reconciles this type's desk items.", c.Owner == "")
+	if c.NotifyURL != "" {
+		add("notify_url", c.NotifyURL, "Where Handoff announces an item entering the desk.", false)
+	}
+	return v
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func classes(cs []domain.ErrorClass) string {
+	if len(cs) == 0 {
+		return "none"
+	}
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.String()
+	}
+	return strings.Join(names, ", ")
+}
+
+// duration writes a card's duration as its YAML would: 24h, 30s, 5m.
+func duration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
