@@ -67,7 +67,6 @@ func TestAudit_restrictedRole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer admin.Close()
 	for _, q := range []string{
 		"CREATE ROLE " + role + " LOGIN PASSWORD 'app'",
 		"GRANT USAGE ON SCHEMA " + schema + " TO " + role,
@@ -80,9 +79,12 @@ func TestAudit_restrictedRole(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	t.Cleanup(func() {
+	t.Cleanup(func() { // after the stores below are closed
 		_, _ = admin.Exec("DROP OWNED BY " + role)
-		_, _ = admin.Exec("DROP ROLE " + role)
+		if _, err := admin.Exec("DROP ROLE " + role); err != nil {
+			t.Errorf("dropping the test role: %v", err)
+		}
+		admin.Close()
 	})
 	u.User = url.UserPassword(role, "app")
 	app, err := store.Open(context.Background(), u.String())
