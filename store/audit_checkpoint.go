@@ -26,20 +26,9 @@ func (checkpointRow) TableName() string { return "audit_checkpoints" }
 // worked off in several short transactions rather than one long one.
 const checkpointScan = 20 * auditBatch
 
-// transaction runs fn in a transaction whose statements go straight to its
-// connection, past GORM's shared prepared-statement cache. That cache can
-// deadlock: a goroutine preparing a statement outside a transaction waits
-// for a pooled connection while holding a cache entry that a transaction
-// holding the last connection waits for (on SQLite the pool is one
-// connection, so a background loop beside requests is enough). The
-// driver still prepares and caches per connection.
+// transaction runs fn in one transaction with the given options.
 func (s *Store) transaction(ctx context.Context, fn func(tx *gorm.DB) error, opts ...*sql.TxOptions) error {
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if p, ok := tx.Statement.ConnPool.(*gorm.PreparedStmtTX); ok {
-			tx.Statement.ConnPool = p.Tx
-		}
-		return fn(tx)
-	}, opts...)
+	return s.db.WithContext(ctx).Transaction(fn, opts...)
 }
 
 // lockSystem serialises writers of the system stream on PostgreSQL; on

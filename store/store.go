@@ -57,7 +57,11 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 
 // Connect opens the database without migrating it.
 func Connect(rawURL string) (*Store, error) {
-	cfg := &gorm.Config{PrepareStmt: true, SkipDefaultTransaction: true, TranslateError: true,
+	// No PrepareStmt: GORM's shared statement cache can deadlock when a
+	// goroutine preparing outside a transaction waits for a pooled
+	// connection that a transaction waiting on the cache holds. pgx already
+	// prepares and caches statements per connection.
+	cfg := &gorm.Config{SkipDefaultTransaction: true, TranslateError: true,
 		Logger: logger.Discard, NowFunc: func() time.Time { return time.Now().UTC() }}
 	switch {
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
