@@ -126,6 +126,10 @@ func TestAuditTrail_exportVerifyAndTamper(t *testing.T) {
 			return append(append(append([]string{}, ls[:began-1]...), string(forgedLine)), ls[began-1:]...)
 		}, fmt.Sprintf("line %d: stream %s, seq %d (event ev_FORGED): inserted", began, forged.Stream, forged.Seq)},
 	}
+	// A checkpoint may already cover the forged seq, depending on when the
+	// checkpoint loop ran: then the same event is reported as replaced after
+	// the checkpoint, which is as true and found at the same place.
+	alsoCheckpoint := map[string]bool{"insert": true}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			if events[began-1].Stream != events[settled-1].Stream {
@@ -140,6 +144,10 @@ func TestAuditTrail_exportVerifyAndTamper(t *testing.T) {
 				t.Fatalf("a tampered export verified:\n%s", out)
 			}
 			first := strings.SplitN(out, "\n", 3)[1]
+			where, _, _ := strings.Cut(c.want, "): ")
+			if alsoCheckpoint[name] && strings.Contains(first, where+"): checkpoint") && strings.Contains(first, "replaced after the checkpoint") {
+				return
+			}
 			if !strings.Contains(first, c.want) {
 				t.Fatalf("first break:\n%s\nwant it to name %q", first, c.want)
 			}

@@ -27,6 +27,7 @@ func (s *server) deskRoutes(e *gin.Engine) {
 	g.POST("/operations/:id/reject", s.reject)
 	g.GET("/approvals", s.approvals)
 	g.GET("/audit", s.audit)
+	g.GET("/audit/export", s.auditExport)
 	g.GET("/types", s.types)
 }
 

@@ -27,16 +27,14 @@ const localTime = "2006-01-02T15:04"
 // audit shows the audit trail across operations, system stream included,
 // in the order it was written.
 func (s *server) audit(c *gin.Context) {
-	f := pages.AuditFilter{Operation: strings.TrimSpace(c.Query("operation")), Actor: strings.TrimSpace(c.Query("actor")),
-		Action: c.Query("action"), From: c.Query("from"), To: c.Query("to")}
+	f, q, errs := auditFilter(c)
 	v := pages.AuditView{Frame: s.frameFor(c, "Audit", "audit"), Filter: f, Actions: []pages.Option{{Value: "", Label: "every action"}}}
 	for _, a := range auditActions {
 		v.Actions = append(v.Actions, pages.Option{Value: a, Label: a})
 	}
-	q := domain.AuditQuery{OperationID: f.Operation, Actor: f.Actor, Action: f.Action, Cursor: c.Query("cursor")}
-	var errs []domain.FieldError
-	q.From, errs = auditTime("from", f.From, errs)
-	q.To, errs = auditTime("to", f.To, errs)
+	if domain.MayExportAudit(me(c)) {
+		v.ExportCSV, v.ExportJSONL = auditExportURL(f, domain.FormatCSV), auditExportURL(f, domain.FormatJSONL)
+	}
 	var err error
 	if len(errs) > 0 {
 		err = domain.Invalid(errs...)
@@ -55,6 +53,18 @@ func (s *server) audit(c *gin.Context) {
 		v.Problem = s.message(c, err) // shown beside the form, as in the queue
 	}
 	page(c, http.StatusOK, pages.Audit(v), pages.AuditResults(v))
+}
+
+// auditFilter reads the audit filter from the URL, as the page and the
+// export share it.
+func auditFilter(c *gin.Context) (pages.AuditFilter, domain.AuditQuery, []domain.FieldError) {
+	f := pages.AuditFilter{Operation: strings.TrimSpace(c.Query("operation")), Actor: strings.TrimSpace(c.Query("actor")),
+		Action: c.Query("action"), From: c.Query("from"), To: c.Query("to")}
+	q := domain.AuditQuery{OperationID: f.Operation, Actor: f.Actor, Action: f.Action, Cursor: c.Query("cursor")}
+	var errs []domain.FieldError
+	q.From, errs = auditTime("from", f.From, errs)
+	q.To, errs = auditTime("to", f.To, errs)
+	return f, q, errs
 }
 
 // auditPage is one page of the audit trail, as GET /v1/audit reads it.
@@ -89,4 +99,15 @@ func auditURL(f pages.AuditFilter, cursor string) string {
 		}
 	}
 	return "/desk/audit?" + vals.Encode()
+}
+
+// auditExportURL is the Export button's link: the page's filter and a format.
+func auditExportURL(f pages.AuditFilter, format string) string {
+	vals := url.Values{"format": {format}}
+	for k, v := range map[string]string{"operation": f.Operation, "actor": f.Actor, "action": f.Action, "from": f.From, "to": f.To} {
+		if v != "" {
+			vals.Set(k, v)
+		}
+	}
+	return "/desk/audit/export?" + vals.Encode()
 }

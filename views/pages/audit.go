@@ -10,6 +10,9 @@ type AuditView struct {
 	Rows    []EventRow
 	Next    string
 	Problem string
+	// ExportCSV and ExportJSONL link to an export of what the filter
+	// selects; empty for people who may not export.
+	ExportCSV, ExportJSONL string
 }
 
 // AuditFilter is the audit page's filter as the URL carries it.

@@ -1,0 +1,47 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/opshandoff/handoff/domain"
+)
+
+// auditExport streams the audit events the page's filter selects, as CSV
+// or JSONL, with every chain field; the export is itself an audit event.
+// Only auditors and admins may export: the check comes before any byte is
+// written, so a refusal is a page, not half a file.
+func (s *server) auditExport(c *gin.Context) {
+	_, q, errs := auditFilter(c)
+	format := c.DefaultQuery("format", domain.FormatCSV)
+	person := me(c)
+	trail, err := s.ledger.Audit()
+	switch {
+	case err != nil:
+	case len(errs) > 0:
+		err = domain.Invalid(errs...)
+	case !domain.MayExportAudit(person):
+		err = domain.Errorf(domain.EForbidden, "exporting the audit trail needs the auditor or admin role")
+	case format != domain.FormatCSV && format != domain.FormatJSONL:
+		err = domain.Invalid(domain.FieldError{Field: "format", Message: "must be csv or jsonl"})
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	contentType := "text/csv; charset=utf-8"
+	if format == domain.FormatJSONL {
+		contentType = "application/jsonl; charset=utf-8"
+	}
+	c.Header("Content-Type", contentType)
+	c.Header("Content-Disposition", `attachment; filename="handoff-audit.`+format+`"`)
+	c.Status(http.StatusOK)
+	sink, err := domain.NewAuditEncoder(c.Writer, format)
+	if err == nil {
+		err = trail.Export(c.Request.Context(), person, domain.AuditExport{Query: domain.AuditSelect{AuditQuery: q}, Format: format}, sink)
+	}
+	if err != nil { // the status is sent: say so in the log; the file's last line will not verify
+		s.log.ErrorContext(c.Request.Context(), "audit export failed", "err", err)
+	}
+}
