@@ -183,3 +183,20 @@ func (cs Cards) Sorted() []Card {
 	slices.SortFunc(out, func(a, b Card) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
+
+// narrowToProvider turns a provider filter into the query's types: those of
+// the provider's types the query already allows. It reports false when none
+// is left, so the caller answers nothing rather than everything.
+func (cs Cards) narrowToProvider(q *ListQuery, provider string) bool {
+	if provider == "" {
+		return true
+	}
+	var types []string
+	for _, c := range cs.Sorted() {
+		if c.Provider == provider && (len(q.Types) == 0 || slices.Contains(q.Types, c.Name)) {
+			types = append(types, c.Name)
+		}
+	}
+	q.Types = types
+	return len(types) > 0
+}

@@ -151,17 +151,8 @@ func (l *Ledger) List(ctx context.Context, actor Actor, q ListQuery, provider st
 		}
 		q.Namespace = actor.Namespace
 	}
-	if provider != "" {
-		types := []string{}
-		for _, c := range l.Cards.Sorted() {
-			if c.Provider == provider && (len(q.Types) == 0 || q.Types[0] == c.Name) {
-				types = append(types, c.Name)
-			}
-		}
-		if len(types) == 0 {
-			return nil, "", nil
-		}
-		q.Types = types
+	if !l.Cards.narrowToProvider(&q, provider) {
+		return nil, "", nil // no type of that provider matches: nothing, rather than everything
 	}
 	return l.Store.List(ctx, q)
 }

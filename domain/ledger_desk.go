@@ -2,7 +2,6 @@ package domain
 
 import (
 	"context"
-	"slices"
 	"time"
 )
 
@@ -119,17 +118,8 @@ func (l *Ledger) DeskQueue(ctx context.Context, actor Actor, q ListQuery, provid
 	if err != nil {
 		return nil, "", err
 	}
-	if provider != "" {
-		var types []string
-		for _, c := range l.Cards.Sorted() {
-			if c.Provider == provider && (len(q.Types) == 0 || slices.Contains(q.Types, c.Name)) {
-				types = append(types, c.Name)
-			}
-		}
-		if len(types) == 0 {
-			return nil, "", nil // no type of that provider matches: nothing, rather than everything
-		}
-		q.Types = types
+	if !l.Cards.narrowToProvider(&q, provider) {
+		return nil, "", nil
 	}
 	return ds.DeskList(ctx, q)
 }
