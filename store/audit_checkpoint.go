@@ -31,13 +31,17 @@ func (s *Store) transaction(ctx context.Context, fn func(tx *gorm.DB) error, opt
 	return s.db.WithContext(ctx).Transaction(fn, opts...)
 }
 
+// The system stream's advisory lock is keyed by schema as well: advisory
+// locks are per database, and two Handoffs (or two test schemas) in one
+// database must not wait on each other's system streams.
+
 // lockSystem serialises writers of the system stream on PostgreSQL; on
 // SQLite the transaction's write lock already does.
 func (s *Store) lockSystem(tx *gorm.DB) error {
 	if s.dialect != "postgres" {
 		return nil
 	}
-	return tx.Exec("SELECT pg_advisory_xact_lock(hashtext('handoff.audit.system'))").Error
+	return tx.Exec("SELECT pg_advisory_xact_lock(hashtext('handoff.audit.system:' || current_schema()))").Error
 }
 
 // tryLockSystem is lockSystem without waiting: a checkpointer that finds
@@ -48,7 +52,7 @@ func (s *Store) tryLockSystem(tx *gorm.DB) (bool, error) {
 		return true, nil
 	}
 	var ok bool
-	err := tx.Raw("SELECT pg_try_advisory_xact_lock(hashtext('handoff.audit.system'))").Scan(&ok).Error
+	err := tx.Raw("SELECT pg_try_advisory_xact_lock(hashtext('handoff.audit.system:' || current_schema()))").Scan(&ok).Error
 	return ok, err
 }
 

@@ -15,7 +15,7 @@ var _ domain.SystemAuditor = (*Store)(nil)
 func (s *Store) AppendSystem(ctx context.Context, e domain.AuditEvent) (domain.AuditEvent, error) {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if s.dialect == "postgres" {
-			if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext('handoff.audit.system'))").Error; err != nil {
+			if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext('handoff.audit.system:' || current_schema()))").Error; err != nil {
 				return err
 			}
 		}
