@@ -134,15 +134,6 @@ func (l *Ledger) Get(ctx context.Context, actor Actor, id string) (Operation, er
 	return op, err
 }
 
-// GetByKey returns the operation with the key in the actor's namespace.
-func (l *Ledger) GetByKey(ctx context.Context, actor Actor, namespace, key string) (Operation, error) {
-	if actor.Kind == ActorWorkflow {
-		namespace = actor.Namespace
-	}
-	op, _, err := l.Store.LoadByKey(ctx, namespace, key)
-	return op, err
-}
-
 // List pages through the operations the actor may see.
 func (l *Ledger) List(ctx context.Context, actor Actor, q ListQuery, provider string) ([]Operation, string, error) {
 	if actor.Kind == ActorWorkflow {
