@@ -79,6 +79,8 @@ func TestDesk_ConfirmExecuted(t *testing.T) {
 		return r.length === 1 && r[0].dataset.id === "`+id+`" })()`)
 	b.waitFor("the search in the URL", `location.search.includes("q=`+pk+`")`)
 
+	// A search still in flight would swap the row out from under the click.
+	b.waitFor("the search settled", `!document.querySelector('.htmx-request')`)
 	b.run("opening it", chromedp.Click(chromedp.CSS(`[data-testid="queue-row"] a[data-row-link]`)),
 		chromedp.WaitVisible(sel("form-confirm-executed")))
 	if got := b.text(sel("provider-key")); got != pk {
@@ -122,6 +124,8 @@ func TestDesk_RetryFailedTerminal(t *testing.T) {
 	if got := b.text(sel("queue-row")); !strings.Contains(got, "owner u_9 does not exist") || !strings.Contains(got, "retry or cancel") {
 		t.Fatalf("row: %q", got)
 	}
+	// A search still in flight would swap the row out from under the click.
+	b.waitFor("the search settled", `!document.querySelector('.htmx-request')`)
 	b.run("opening it", chromedp.Click(chromedp.CSS(`[data-testid="queue-row"] a[data-row-link]`)),
 		chromedp.WaitVisible(sel("form-retry")))
 	b.run("retrying", chromedp.SendKeys(sel("reason-retry"), "Owner u_9 recreated in the CRM"),
