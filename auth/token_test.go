@@ -114,6 +114,30 @@ func TestTokens_Authenticate_refuses(t *testing.T) {
 	}
 }
 
+// looseTokens is a token store that matched loosely — a collation, a
+// prefix, a bug — and returns its one token whatever hash was asked for.
+type looseTokens struct {
+	memTokens
+	tok domain.APIToken
+}
+
+func (l *looseTokens) TokenByHash(context.Context, string) (domain.APIToken, error) {
+	return l.tok, nil
+}
+
+func TestTokens_Authenticate_refusesAStoredHashThatDiffers(t *testing.T) {
+	ctx := context.Background()
+	secret := NewToken()
+	tokens := NewTokens(&looseTokens{tok: domain.APIToken{ID: "tok_1", Namespace: "campaigns", Name: "n8n-prod",
+		Hash: HashToken(secret), CreatedAt: time.Now()}})
+	if _, err := tokens.Authenticate(ctx, secret); err != nil {
+		t.Fatalf("the token's own secret: %v", err)
+	}
+	if a, err := tokens.Authenticate(ctx, NewToken()); domain.ErrorCode(err) != domain.EUnauthenticated {
+		t.Fatalf("another secret whose hash the store's token does not have: %+v, err = %v, want unauthenticated", a, err)
+	}
+}
+
 func TestTokens_Authenticate_storeDown(t *testing.T) {
 	down := domain.Wrap(domain.EUnavailable, errors.New("dial tcp: refused"), "the database cannot be reached")
 	tokens := NewTokens(&memTokens{err: down})
