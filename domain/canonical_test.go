@@ -118,6 +118,16 @@ func TestCanonicalizeStrings(t *testing.T) {
 	}
 }
 
+// Invalid UTF-8 is refused, not replaced: encoding/json would turn each bad
+// byte into U+FFFD, and two different payloads would share one fingerprint.
+func TestCanonicalizeRefusesInvalidUTF8(t *testing.T) {
+	for _, in := range []string{"\"a\xffb\"", "\"a\xfeb\"", "{\"\xc3\x28\":1}", "[\"\xed\xa0\x80\"]", "{\"a\":\"\xe2\x82\"}"} {
+		if out, err := domain.Canonicalize([]byte(in)); err == nil {
+			t.Errorf("%q accepted as %q", in, out)
+		}
+	}
+}
+
 func TestCanonicalizeStructure(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{" { \"b\" : [ 1 , { \"d\":1, \"c\":2 } ] , \"a\" : null }\n", `{"a":null,"b":[1,{"c":2,"d":1}]}`},
