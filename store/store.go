@@ -193,6 +193,11 @@ func translate(err error, what string) error {
 	if errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01") {
 		return domain.Wrap(domain.EConflict, err, "serialization failure")
 	}
+	if errors.As(err, &pgErr) && (pgErr.Code == "22021" || pgErr.Code == "22P05") {
+		// The domain refuses such text before it gets here; should any slip
+		// through, it is the request's fault, not the server's.
+		return domain.Wrap(domain.EInvalid, err, "the text holds NUL or invalid UTF-8, which cannot be stored")
+	}
 	if isConnError(err) {
 		return domain.Wrap(domain.EUnavailable, err, "the database cannot be reached")
 	}
