@@ -86,6 +86,10 @@ func (l *Ledger) Approve(ctx context.Context, actor Actor, id string, a Approve)
 	if a.ContentVersion < 1 {
 		errs = append(errs, FieldError{"content_version", "is required"})
 	}
+	var err error
+	if a.reviser, err = l.reviserOf(ctx, actor, id, a.ContentVersion, errs); err != nil {
+		return Operation{}, err
+	}
 	return l.decideAsPerson(ctx, actor, RoleApprover, id, a, errs)
 }
 
@@ -95,5 +99,29 @@ func (l *Ledger) Reject(ctx context.Context, actor Actor, id string, r Reject) (
 	if r.ContentVersion < 1 {
 		errs = append(errs, FieldError{"content_version", "is required"})
 	}
+	var err error
+	if r.reviser, err = l.reviserOf(ctx, actor, id, r.ContentVersion, errs); err != nil {
+		return Operation{}, err
+	}
 	return l.decideAsPerson(ctx, actor, RoleApprover, id, r, errs)
+}
+
+// reviserOf reads who revised content version v of the operation. A
+// version's reviser never changes, and the decision checks that v is still
+// the current version, so reading it first is safe. Nothing is read for a
+// request that will be refused anyway.
+func (l *Ledger) reviserOf(ctx context.Context, actor Actor, id string, v int, errs []FieldError) (reviser, error) {
+	if len(errs) > 0 || requirePerson(actor, RoleApprover) != nil || checkID(id, "operation") != nil {
+		return reviser{}, nil
+	}
+	vs, err := l.Store.ContentVersions(ctx, id)
+	if err != nil {
+		return reviser{}, err
+	}
+	for _, cv := range vs {
+		if cv.Version == v {
+			return reviser{issuer: cv.CreatedByIssuer, subject: cv.CreatedBySubject}, nil
+		}
+	}
+	return reviser{}, nil
 }

@@ -117,6 +117,10 @@ type ContentVersion struct {
 	ApprovedAt  *time.Time
 	RejectedBy  string
 	RejectedAt  *time.Time
+
+	// CreatedByIssuer and CreatedBySubject name the reviser as their
+	// identity provider does; four eyes compare these, not the email.
+	CreatedByIssuer, CreatedBySubject string
 }
 
 // Actor is who asked for a change.
