@@ -189,8 +189,8 @@ func checkApprovable(op Operation, version int, reviser reviser, env Env) error 
 		e.Operation = &op
 		return e
 	}
-	samePerson := reviser.subject != "" && reviser.issuer == env.Actor.Issuer && reviser.subject == env.Actor.Subject
-	if op.ContentAuthor != "" && (op.ContentAuthor == env.Actor.Identity() || samePerson) {
+	current := ContentVersion{CreatedBy: op.ContentAuthor, CreatedByIssuer: reviser.issuer, CreatedBySubject: reviser.subject}
+	if current.RevisedBy(env.Actor) {
 		return Errorf(EForbidden, "you revised content version %d; someone else must decide on it", version)
 	}
 	return nil
