@@ -29,6 +29,12 @@ func TestContract_NULAndBadUnicode(t *testing.T) {
 		t.Errorf("claim.worker with NUL: fields %v", r.fields())
 	}
 
+	r = x.do("POST", "/v1/events", x.tok, map[string]any{"event_id": "evt_nul", "source": "shop\x00",
+		"actions": []any{map[string]any{"action": "task", "type": "crm.task.create", "content": map[string]any{}}}})
+	if r.problem(400, "validation_failed"); !slices.Equal(r.fields(), []string{"actions[0].source"}) {
+		t.Errorf("event source with NUL: fields %v", r.fields())
+	}
+
 	op := x.register("k", "crm.task.create", nil)
 	r = x.do("POST", opPath(op, "claim"), x.tok, map[string]any{"worker": "\x00"})
 	if r.problem(400, "validation_failed"); !slices.Equal(r.fields(), []string{"worker"}) {
