@@ -34,12 +34,15 @@ type actorJSON struct {
 	Namespace *string `json:"namespace"`
 	Email     *string `json:"email"`
 	Role      *string `json:"role" schema:"enum=roles"`
+	// A person as their identity provider names them, as the export has it.
+	Issuer  *string `json:"issuer"`
+	Subject *string `json:"subject"`
 }
 
 func toAuditEvent(e domain.AuditEvent) auditEventJSON {
 	return auditEventJSON{ID: e.ID, Seq: e.Seq, At: e.At.UTC(),
 		Actor: actorJSON{Kind: e.Actor.Kind.String(), Name: e.Actor.Identity(), Namespace: str(e.Actor.Namespace),
-			Email: str(e.Actor.Email), Role: str(e.Actor.Role.String())},
+			Email: str(e.Actor.Email), Role: str(e.Actor.Role.String()), Issuer: str(e.Actor.Issuer), Subject: str(e.Actor.Subject)},
 		Action: e.Action, FromState: str(e.FromState), ToState: str(e.ToState), Reason: str(e.Reason),
 		Detail: object(e.Detail), RequestID: str(e.RequestID), PrevHash: e.PrevHash, Hash: e.Hash}
 }

@@ -72,6 +72,8 @@ func newHarness(t *testing.T) *harness {
 		"bob":   person("bob@example.com", domain.RoleApprover),
 		"carol": person("carol@example.com", domain.RoleApprover),
 		"vera":  person("vera@example.com", domain.RoleViewer),
+		"ivy": {Kind: domain.ActorPerson, Issuer: "https://idp.example.com", Subject: "u-ivy", Email: "ivy@example.com",
+			Role: domain.RoleOperator},
 	}}
 	e, err := api.New(api.Config{Ledger: domain.NewLedger(st, contractCards()), Auth: chain,
 		Ready: func(ctx context.Context) error { return x.readyFn(ctx) }, Logger: slog.New(slog.DiscardHandler),

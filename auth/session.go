@@ -51,9 +51,9 @@ func randomSecret() string {
 }
 
 // Start signs the person in with a new session and returns the cookie
-// value. The sign-in is written to the system audit stream first: a sign-in
-// that is audited but whose session failed to save is harmless, a session
-// nobody audited is not. method says how: "oidc" or "development".
+// value. The session and its signed_in audit event commit together: no
+// session nobody audited, no audited sign-in without its session. method
+// says how: "oidc" or "development".
 func (s *Sessions) Start(ctx context.Context, person domain.Actor, method string) (string, error) {
 	if person.Kind != domain.ActorPerson || person.Role.IsZero() || person.Subject == "" {
 		return "", domain.Errorf(domain.EInternal, "a session needs a person with a subject and a role")
@@ -67,10 +67,7 @@ func (s *Sessions) Start(ctx context.Context, person domain.Actor, method string
 	e := domain.SystemEvent(ctx, s.IDs, now, person, "signed_in", "", map[string]any{
 		"method": method, "issuer": person.Issuer, "subject": person.Subject, "email": person.Email,
 		"role": person.Role.String(), "session": sessionRef(hash)})
-	if _, err := s.Audit.AppendSystem(ctx, e); err != nil {
-		return "", err
-	}
-	if err := s.Store.CreateSession(ctx, domain.Session{Hash: hash, Person: person, CreatedAt: now, LastSeenAt: now}); err != nil {
+	if err := s.Store.CreateSession(ctx, domain.Session{Hash: hash, Person: person, CreatedAt: now, LastSeenAt: now}, e); err != nil {
 		return "", err
 	}
 	return secret, nil

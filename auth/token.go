@@ -43,12 +43,19 @@ type Tokens struct {
 	Store domain.TokenStore
 	IDs   *domain.IDSource
 	Now   func() time.Time
+	// Creator is who the token_created audit event names; the system
+	// when unset.
+	Creator domain.Actor
 }
 
 // NewTokens wires Tokens with the real clock.
 func NewTokens(s domain.TokenStore) *Tokens {
 	return &Tokens{Store: s, IDs: &domain.IDSource{}, Now: time.Now}
 }
+
+// touchEvery limits last_used_at writes to one a minute per token, as for
+// sessions: a busy workflow does not write on every request.
+const tokenTouchEvery = time.Minute
 
 var tokenNameRE = regexp.MustCompile(`^[a-z0-9._-]{1,100}$`)
 
@@ -68,7 +75,13 @@ func (t *Tokens) Create(ctx context.Context, namespace, name string) (string, do
 	secret := NewToken()
 	tok := domain.APIToken{ID: t.IDs.New("tok"), Namespace: namespace, Name: name,
 		Hash: HashToken(secret), CreatedAt: t.Now().UTC()}
-	if err := t.Store.CreateToken(ctx, tok); err != nil {
+	creator := t.Creator
+	if creator.Kind == (domain.ActorKind{}) {
+		creator = domain.System
+	}
+	e := domain.SystemEvent(ctx, t.IDs, tok.CreatedAt, creator, "token_created", "",
+		map[string]any{"token_id": tok.ID, "namespace": tok.Namespace, "name": tok.Name})
+	if err := t.Store.CreateToken(ctx, tok, e); err != nil {
 		return "", domain.APIToken{}, err
 	}
 	return secret, tok, nil
@@ -102,6 +115,10 @@ func (t *Tokens) Authenticate(ctx context.Context, secret string) (domain.Actor,
 	// guards against a store that matched loosely (collation, prefix).
 	if subtle.ConstantTimeCompare([]byte(tok.Hash), []byte(hash)) != 1 || tok.RevokedAt != nil {
 		return domain.Actor{}, errBadToken()
+	}
+	if now := t.Now().UTC(); tok.LastUsedAt == nil || now.Sub(*tok.LastUsedAt) >= tokenTouchEvery {
+		// Best effort: the token is good whether or not its use is noted.
+		_ = t.Store.TouchToken(ctx, tok.ID, now, now.Add(-tokenTouchEvery))
 	}
 	return domain.Actor{Kind: domain.ActorWorkflow, Name: tok.Name, Namespace: tok.Namespace}, nil
 }

@@ -19,7 +19,7 @@ type memTokens struct {
 	err    error
 }
 
-func (m *memTokens) CreateToken(_ context.Context, t domain.APIToken) error {
+func (m *memTokens) CreateToken(_ context.Context, t domain.APIToken, _ domain.AuditEvent) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.byHash == nil {
@@ -50,6 +50,18 @@ func (m *memTokens) ListTokens(context.Context) ([]domain.APIToken, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+func (m *memTokens) TouchToken(_ context.Context, id string, at, notBefore time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for h, t := range m.byHash {
+		if t.ID == id && (t.LastUsedAt == nil || t.LastUsedAt.Before(notBefore)) {
+			t.LastUsedAt = &at
+			m.byHash[h] = t
+		}
+	}
+	return nil
 }
 
 func (m *memTokens) RevokeToken(_ context.Context, id string, at time.Time) error {

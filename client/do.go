@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"strconv"
+	"sync"
 	"time"
 )
 
@@ -73,6 +76,7 @@ func (c *Client) Do(ctx context.Context, r Request, fn func(ctx context.Context,
 		body["correlation_id"] = r.CorrelationID
 	}
 	var reg registerAnswer
+	claimedAt := time.Now() // the lease runs from no later than this
 	if _, err := c.call(ctx, http.MethodPost, "/v1/operations", body, &reg); err != nil {
 		return Operation{}, err
 	}
@@ -89,10 +93,12 @@ func (c *Client) Do(ctx context.Context, r Request, fn func(ctx context.Context,
 	}
 	claim := *reg.Claim
 	path := "/v1/operations/" + url.PathEscape(reg.ID)
-	if _, err := c.call(ctx, http.MethodPost, path+"/begin", map[string]any{"lease_token": claim.Lease.Token}, nil); err != nil {
+	held := &leaseClock{}
+	held.extend(claimedAt, lease)
+	if err := c.callLeased(ctx, held, path+"/begin", map[string]any{"lease_token": claim.Lease.Token}, nil); err != nil {
 		return reg.Operation, err // nothing was sent; the lease will lapse and another worker may claim
 	}
-	result, fnErr := c.withHeartbeat(ctx, path, claim, lease, fn)
+	result, fnErr := c.withHeartbeat(ctx, held, path, claim, lease, fn)
 	settle := map[string]any{"lease_token": claim.Lease.Token}
 	var pe *ProviderError
 	switch {
@@ -110,14 +116,98 @@ func (c *Client) Do(ctx context.Context, r Request, fn func(ctx context.Context,
 	// Settle even if ctx was cancelled while fn ran: the server must hear it.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if _, err := c.call(sctx, http.MethodPost, path+"/settle", settle, &settled); err != nil {
+	if err := c.callLeased(sctx, held, path+"/settle", settle, &settled); err != nil {
+		if held.retried && IsCode(err, "stale_lease") {
+			// An earlier try may have settled before its answer was lost:
+			// the operation says what happened.
+			if op, gerr := c.Get(sctx, reg.ID); gerr == nil && op.State != "processing" && op.State != "action_pending" {
+				return op, fnErr
+			}
+		}
 		return reg.Operation, err
 	}
 	return settled, fnErr
 }
 
+// leaseClock is the worker's own, cautious view of when its lease ends:
+// measured from before the request that got or extended it.
+type leaseClock struct {
+	mu      sync.Mutex
+	until   time.Time
+	retried bool // a call was sent again after a failure
+}
+
+func (l *leaseClock) extend(sentAt time.Time, seconds int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if t := sentAt.Add(time.Duration(seconds) * time.Second); t.After(l.until) {
+		l.until = t
+	}
+}
+
+func (l *leaseClock) left() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return time.Until(l.until)
+}
+
+// Retries of begin, heartbeat and settle: these calls are idempotent for
+// the lease holder, so after a 503 or a lost connection they are sent again
+// with the same lease token for as long as the lease lasts.
+const (
+	retryFirst = 100 * time.Millisecond
+	retryMax   = 2 * time.Second
+)
+
+// callLeased is a POST that rides out a short outage: on 503 unavailable or
+// a connection error it waits — the server's Retry-After when it gave one,
+// else an exponential backoff with full jitter capped at retryMax — and
+// tries again, while the lease is still valid and ctx lives.
+func (c *Client) callLeased(ctx context.Context, held *leaseClock, path string, in, out any) error {
+	backoff := retryFirst
+	for {
+		resp, err := c.call(ctx, http.MethodPost, path, in, out)
+		if err == nil || !retryable(ctx, err) {
+			return err
+		}
+		wait := time.Duration(rand.Int64N(int64(backoff))) + time.Millisecond
+		backoff = min(2*backoff, retryMax)
+		if resp != nil {
+			if s, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && s >= 0 {
+				wait = time.Duration(s) * time.Second
+			}
+		}
+		wait = min(wait, retryMax+time.Second)
+		if held.left() <= wait {
+			return err // the lease ends first: a retry could only be refused
+		}
+		held.mu.Lock()
+		held.retried = true
+		held.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// retryable: the server was unavailable, or the request or its answer was
+// lost on the way; not the caller's own cancellation.
+func retryable(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	var p *Problem
+	if errors.As(err, &p) {
+		return p.Status == http.StatusServiceUnavailable || p.Status == http.StatusBadGateway || p.Status == http.StatusGatewayTimeout
+	}
+	var syntax *json.SyntaxError
+	return !errors.As(err, &syntax) // a transport error: connection refused, reset, EOF, timeout
+}
+
 // withHeartbeat runs fn while extending the lease every third of its length.
-func (c *Client) withHeartbeat(ctx context.Context, path string, claim Claim, lease int, fn func(context.Context, Claim) (Result, error)) (Result, error) {
+func (c *Client) withHeartbeat(ctx context.Context, held *leaseClock, path string, claim Claim, lease int, fn func(context.Context, Claim) (Result, error)) (Result, error) {
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
@@ -130,8 +220,11 @@ func (c *Client) withHeartbeat(ctx context.Context, path string, claim Claim, le
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				_, _ = c.call(ctx, http.MethodPost, path+"/heartbeat",
-					map[string]any{"lease_token": claim.Lease.Token, "lease_seconds": lease}, nil)
+				sent := time.Now()
+				if c.callLeased(ctx, held, path+"/heartbeat",
+					map[string]any{"lease_token": claim.Lease.Token, "lease_seconds": lease}, nil) == nil {
+					held.extend(sent, lease)
+				}
 			}
 		}
 	}()

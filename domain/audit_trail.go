@@ -152,6 +152,10 @@ func (t *AuditTrail) Export(ctx context.Context, actor Actor, req AuditExport, s
 }
 
 func checkRange(q AuditSelect) error {
+	if errs := checkTexts([2]string{"operation_id", q.OperationID}, [2]string{"actor", q.Actor}, [2]string{"action", q.Action},
+		[2]string{"namespace", q.Namespace}, [2]string{"cursor", q.Cursor}); len(errs) > 0 {
+		return Invalid(errs...)
+	}
 	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
 		return Invalid(FieldError{Field: "to", Message: "must be after from"})
 	}

@@ -27,6 +27,10 @@ func Canonicalize(raw []byte) ([]byte, error) {
 		// documents one fingerprint.
 		return nil, errors.New("the JSON text is not valid UTF-8")
 	}
+	if loneSurrogate(raw) {
+		// Like invalid UTF-8: encoding/json would read it as U+FFFD.
+		return nil, errors.New("the JSON text escapes a lone UTF-16 surrogate, which is not valid Unicode")
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var buf bytes.Buffer

@@ -79,6 +79,9 @@ func requirePerson(a Actor, min Role) error {
 // mutate loads the operation, applies whatever time alone made due, decides
 // cmd and writes the change, deciding again when a concurrent writer won.
 func (l *Ledger) mutate(ctx context.Context, actor Actor, id string, cmd Command) (Change, error) {
+	if err := checkID(id, "operation"); err != nil {
+		return Change{}, err
+	}
 	for range maxConflictRetries {
 		op, now, err := l.Store.Load(ctx, scope(actor), id)
 		if err != nil {
@@ -130,6 +133,9 @@ func (l *Ledger) catchUp(ctx context.Context, op Operation, card Card, now time.
 
 // Get returns the operation the actor may see.
 func (l *Ledger) Get(ctx context.Context, actor Actor, id string) (Operation, error) {
+	if err := checkID(id, "operation"); err != nil {
+		return Operation{}, err
+	}
 	op, _, err := l.Store.Load(ctx, scope(actor), id)
 	return op, err
 }
@@ -141,6 +147,9 @@ func (l *Ledger) List(ctx context.Context, actor Actor, q ListQuery, provider st
 			return nil, "", nil // another namespace: nothing, never a hint that it exists
 		}
 		q.Namespace = actor.Namespace
+	}
+	if err := q.check(provider); err != nil {
+		return nil, "", err
 	}
 	if !l.Cards.narrowToProvider(&q, provider) {
 		return nil, "", nil // no type of that provider matches: nothing, rather than everything

@@ -118,6 +118,9 @@ func (l *Ledger) DeskQueue(ctx context.Context, actor Actor, q ListQuery, provid
 	if err != nil {
 		return nil, "", err
 	}
+	if err := q.check(provider); err != nil {
+		return nil, "", err
+	}
 	if !l.Cards.narrowToProvider(&q, provider) {
 		return nil, "", nil
 	}
@@ -139,6 +142,9 @@ type DeskItem struct {
 // card and the other actions of its event.
 func (l *Ledger) DeskItem(ctx context.Context, actor Actor, id string) (DeskItem, error) {
 	if err := requirePerson(actor, RoleViewer); err != nil {
+		return DeskItem{}, err
+	}
+	if err := checkID(id, "operation"); err != nil {
 		return DeskItem{}, err
 	}
 	op, now, err := l.Store.Load(ctx, "", id)

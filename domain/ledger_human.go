@@ -12,14 +12,17 @@ import (
 const MaxReason = 2000
 
 func validReason(field, reason string) []FieldError {
-	if n := utf8.RuneCountInString(reason); n < 1 || n > MaxReason || !utf8.ValidString(reason) {
-		return []FieldError{{field, "is required, 1-2000 characters"}}
+	if n := utf8.RuneCountInString(reason); n < 1 || n > MaxReason || !ValidText(reason) {
+		return []FieldError{{field, "is required, 1-2000 characters, without NUL"}}
 	}
 	return nil
 }
 
 func (l *Ledger) decideAsPerson(ctx context.Context, actor Actor, min Role, id string, cmd Command, errs []FieldError) (Operation, error) {
 	if err := requirePerson(actor, min); err != nil {
+		return Operation{}, err
+	}
+	if err := checkID(id, "operation"); err != nil {
 		return Operation{}, err
 	}
 	if len(errs) > 0 {
@@ -35,14 +38,22 @@ func (l *Ledger) Resolve(ctx context.Context, actor Actor, id string, r Resolve)
 	if r.Action == (ResolveAction{}) {
 		errs = append(errs, FieldError{"action", "must be confirm_executed, confirm_not_executed, retry or cancel"})
 	}
+	errs = append(errs, checkResult(r.Result)...)
+	// What the body needs whatever the state: 400 before any 409.
+	switch {
+	case r.Action == ResolveConfirmExecuted && (r.Result == nil || r.Result.Ref == ""):
+		errs = append(errs, FieldError{"result.ref", "the provider's reference is required to confirm execution"})
+	case r.Action == ResolveConfirmNotExecuted && r.Then != ResolveRetry && r.Then != ResolveCancel:
+		errs = append(errs, FieldError{"then", "must be retry or cancel"})
+	}
 	return l.decideAsPerson(ctx, actor, RoleOperator, id, r, errs)
 }
 
 // Assign gives a desk item to a person, or takes it back.
 func (l *Ledger) Assign(ctx context.Context, actor Actor, id string, a Assign) (Operation, error) {
 	var errs []FieldError
-	if utf8.RuneCountInString(a.Assignee) > 255 {
-		errs = append(errs, FieldError{"assignee", "must be at most 255 characters"})
+	if utf8.RuneCountInString(a.Assignee) > 255 || !ValidText(a.Assignee) {
+		errs = append(errs, FieldError{"assignee", "must be at most 255 characters, without NUL"})
 	}
 	if a.Reason == "" {
 		a.Reason = "assigned"
@@ -75,6 +86,10 @@ func (l *Ledger) Approve(ctx context.Context, actor Actor, id string, a Approve)
 	if a.ContentVersion < 1 {
 		errs = append(errs, FieldError{"content_version", "is required"})
 	}
+	var err error
+	if a.reviser, err = l.reviserOf(ctx, actor, id, a.ContentVersion, errs); err != nil {
+		return Operation{}, err
+	}
 	return l.decideAsPerson(ctx, actor, RoleApprover, id, a, errs)
 }
 
@@ -84,5 +99,29 @@ func (l *Ledger) Reject(ctx context.Context, actor Actor, id string, r Reject) (
 	if r.ContentVersion < 1 {
 		errs = append(errs, FieldError{"content_version", "is required"})
 	}
+	var err error
+	if r.reviser, err = l.reviserOf(ctx, actor, id, r.ContentVersion, errs); err != nil {
+		return Operation{}, err
+	}
 	return l.decideAsPerson(ctx, actor, RoleApprover, id, r, errs)
+}
+
+// reviserOf reads who revised content version v of the operation. A
+// version's reviser never changes, and the decision checks that v is still
+// the current version, so reading it first is safe. Nothing is read for a
+// request that will be refused anyway.
+func (l *Ledger) reviserOf(ctx context.Context, actor Actor, id string, v int, errs []FieldError) (reviser, error) {
+	if len(errs) > 0 || requirePerson(actor, RoleApprover) != nil || checkID(id, "operation") != nil {
+		return reviser{}, nil
+	}
+	vs, err := l.Store.ContentVersions(ctx, id)
+	if err != nil {
+		return reviser{}, err
+	}
+	for _, cv := range vs {
+		if cv.Version == v {
+			return reviser{issuer: cv.CreatedByIssuer, subject: cv.CreatedBySubject}, nil
+		}
+	}
+	return reviser{}, nil
 }

@@ -268,6 +268,22 @@ func (l *Ledger) Settle(ctx context.Context, actor Actor, id string, s Settle) (
 	if err := requireWorkflow(actor); err != nil {
 		return Operation{}, err
 	}
+	// The body is judged before the operation's state: a settle that could
+	// never be right is 400 whatever state it meets.
+	var errs []FieldError
+	if s.Outcome == OutcomeCompleted && (s.Result == nil || s.Result.Ref == "") {
+		errs = append(errs, FieldError{"result.ref", "is required when the outcome is completed"})
+	}
+	errs = append(errs, checkResult(s.Result)...)
+	if len(errs) > 0 {
+		return Operation{}, Invalid(errs...)
+	}
+	if s.Error != nil {
+		e := *s.Error
+		e.Code, e.Message = RelayedText(e.Code), RelayedText(e.Message)
+		s.Error = &e
+	}
+	s.Result = relayedResult(s.Result)
 	ch, err := l.mutate(ctx, actor, id, s)
 	return ch.Op, err
 }
@@ -277,6 +293,16 @@ func (l *Ledger) Reconcile(ctx context.Context, actor Actor, id string, r Reconc
 	if err := requireWorkflow(actor); err != nil {
 		return Operation{}, err
 	}
+	var errs []FieldError
+	if r.Found && (r.Result == nil || r.Result.Ref == "") {
+		errs = append(errs, FieldError{"result.ref", "is required when found is true"})
+	}
+	errs = append(errs, checkResult(r.Result)...)
+	if len(errs) > 0 {
+		return Operation{}, Invalid(errs...)
+	}
+	r.Evidence = RelayedText(r.Evidence)
+	r.Result = relayedResult(r.Result)
 	ch, err := l.mutate(ctx, actor, id, r)
 	return ch.Op, err
 }
@@ -381,6 +407,9 @@ func (l *Ledger) eventRegistrations(actor Actor, r EventRegistration) ([]Registr
 
 // GetEvent returns the event with each action's current operation.
 func (l *Ledger) GetEvent(ctx context.Context, actor Actor, eventID string) (EventResult, error) {
+	if err := checkID(eventID, "event"); err != nil {
+		return EventResult{}, err
+	}
 	ev, err := l.Store.GetEvent(ctx, scope(actor), eventID)
 	if err != nil {
 		return EventResult{}, err

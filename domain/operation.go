@@ -117,6 +117,22 @@ type ContentVersion struct {
 	ApprovedAt  *time.Time
 	RejectedBy  string
 	RejectedAt  *time.Time
+
+	// CreatedByIssuer and CreatedBySubject name the reviser as their
+	// identity provider does; four eyes compare these, not the email.
+	CreatedByIssuer, CreatedBySubject string
+}
+
+// RevisedBy reports whether a made content version v, as four eyes see
+// it: the same (issuer, subject) whatever their email says now, or the
+// same identity (the verified email) under another subject — the cautious
+// choice. The registering workflow's version 1 has no reviser.
+func (v ContentVersion) RevisedBy(a Actor) bool {
+	if v.CreatedBy == "" {
+		return false
+	}
+	samePerson := v.CreatedBySubject != "" && v.CreatedByIssuer == a.Issuer && v.CreatedBySubject == a.Subject
+	return samePerson || v.CreatedBy == a.Identity()
 }
 
 // Actor is who asked for a change.

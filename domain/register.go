@@ -51,8 +51,8 @@ func (r Registration) Validate() []FieldError {
 		}
 	}
 	for _, f := range []struct{ name, v string }{{"source", r.Source}, {"correlation_id", r.CorrelationID}, {"provider_key", r.ProviderKey}} {
-		if utf8.RuneCountInString(f.v) > 255 || !utf8.ValidString(f.v) {
-			bad(f.name, "must be valid text of at most 255 characters")
+		if utf8.RuneCountInString(f.v) > 255 || !ValidText(f.v) {
+			bad(f.name, "must be valid text of at most 255 characters, without NUL")
 		}
 	}
 	if r.Claim != nil {
@@ -63,8 +63,8 @@ func (r Registration) Validate() []FieldError {
 
 func (c Claim) validate(prefix string) []FieldError {
 	var errs []FieldError
-	if c.Worker == "" || utf8.RuneCountInString(c.Worker) > 200 || !utf8.ValidString(c.Worker) {
-		errs = append(errs, FieldError{prefix + "worker", "must be 1-200 characters"})
+	if c.Worker == "" || utf8.RuneCountInString(c.Worker) > 200 || !ValidText(c.Worker) {
+		errs = append(errs, FieldError{prefix + "worker", "must be 1-200 characters, without NUL"})
 	}
 	errs = append(errs, validLease(prefix+"lease_seconds", c.Lease)...)
 	return errs

@@ -46,8 +46,9 @@ type SessionStore interface {
 	// PurgeLoginAttempts removes attempts that expired before now.
 	PurgeLoginAttempts(ctx context.Context, now time.Time) error
 	// CreateSession records the session and the person, keyed on (issuer,
-	// subject), in one transaction.
-	CreateSession(ctx context.Context, s Session) error
+	// subject), and chains the sign-in's audit event e onto the system
+	// stream, in one transaction.
+	CreateSession(ctx context.Context, s Session, e AuditEvent) error
 	// SessionByHash returns the session, or ENotFound.
 	SessionByHash(ctx context.Context, hash string) (Session, error)
 	// TouchSession records activity on the session at at.

@@ -39,14 +39,20 @@ type (
 		ContentVersion  int
 		Reason          string
 		ExpectedVersion int64 // 0: not checked
+		reviser         reviser
 	}
 	// Reject refuses the named content version; the operation is cancelled.
 	Reject struct {
 		ContentVersion  int
 		Reason          string
 		ExpectedVersion int64
+		reviser         reviser
 	}
 )
+
+// reviser is who revised the content version under decision, as their
+// identity provider names them; the Ledger reads it from the version.
+type reviser struct{ issuer, subject string }
 
 func (Resolve) name() string { return "resolve" }
 func (Assign) name() string  { return "assign" }
@@ -162,15 +168,19 @@ func decideRevise(op Operation, c Revise, env Env) (Change, error) {
 	n.Approval = nil
 	n.NextRetryAt = nil
 	ch.Content = &ContentChange{New: true, Version: ContentVersion{OperationID: op.ID, Version: n.ContentVersion,
-		Content: c.Content, SHA256: n.ContentSHA256, CreatedBy: n.ContentAuthor, CreatedAt: env.Now, Reason: c.Reason}}
+		Content: c.Content, SHA256: n.ContentSHA256, CreatedBy: n.ContentAuthor, CreatedByIssuer: env.Actor.Issuer,
+		CreatedBySubject: env.Actor.Subject, CreatedAt: env.Now, Reason: c.Reason}}
 	ch.Events[0].Reason = c.Reason
 	ch.Events[0].Detail = detail(map[string]any{"content_version": n.ContentVersion, "content_sha256": n.ContentSHA256})
 	return ch, nil
 }
 
 // checkApprovable enforces what approve and reject share: the current
-// snapshot, awaiting approval, and four eyes.
-func checkApprovable(op Operation, version int, env Env) error {
+// snapshot, awaiting approval, and four eyes. The reviser is refused by
+// their (issuer, subject), whatever their email says now, and so is anyone
+// whose identity — the verified email — is the reviser's: the cautious
+// choice when one mailbox signs in as two subjects.
+func checkApprovable(op Operation, version int, reviser reviser, env Env) error {
 	if op.State != AwaitingApproval {
 		return Errorf(EInvalidTransition, "the operation is %s, not awaiting approval", op.State)
 	}
@@ -179,7 +189,8 @@ func checkApprovable(op Operation, version int, env Env) error {
 		e.Operation = &op
 		return e
 	}
-	if op.ContentAuthor != "" && op.ContentAuthor == env.Actor.Identity() {
+	current := ContentVersion{CreatedBy: op.ContentAuthor, CreatedByIssuer: reviser.issuer, CreatedBySubject: reviser.subject}
+	if current.RevisedBy(env.Actor) {
 		return Errorf(EForbidden, "you revised content version %d; someone else must decide on it", version)
 	}
 	return nil
@@ -189,7 +200,7 @@ func decideApprove(op Operation, c Approve, env Env) (Change, error) {
 	if err := checkSeen(op, c.ExpectedVersion); err != nil {
 		return Change{}, err
 	}
-	if err := checkApprovable(op, c.ContentVersion, env); err != nil {
+	if err := checkApprovable(op, c.ContentVersion, c.reviser, env); err != nil {
 		return Change{}, err
 	}
 	ch := begin(op, env, Received, "approved")
@@ -206,7 +217,7 @@ func decideReject(op Operation, c Reject, env Env) (Change, error) {
 	if err := checkSeen(op, c.ExpectedVersion); err != nil {
 		return Change{}, err
 	}
-	if err := checkApprovable(op, c.ContentVersion, env); err != nil {
+	if err := checkApprovable(op, c.ContentVersion, c.reviser, env); err != nil {
 		return Change{}, err
 	}
 	ch := begin(op, env, Cancelled, "rejected")

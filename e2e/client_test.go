@@ -3,7 +3,14 @@ package e2e
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/opshandoff/handoff/client"
 )
@@ -51,5 +58,57 @@ func TestClientDo(t *testing.T) {
 	op, err = c.Do(ctx, req("bad"), provider("bad", &client.ProviderError{Class: "validation", Message: "owner missing"}))
 	if err == nil || op.State != "failed_terminal" {
 		t.Fatalf("a validation error is terminal by the card: %+v %v", op, err)
+	}
+}
+
+// TestClientDo_RidesOutOutage: a provider call that succeeded just as the
+// server lost its database for 5 seconds ends completed. Begin, heartbeat
+// and settle are retried with the same lease token while the lease lasts;
+// the outage is a proxy answering what the server answers then — 503 with
+// Retry-After — or dropping the connection.
+func TestClientDo_RidesOutOutage(t *testing.T) {
+	s := startServer(t)
+	target, _ := url.Parse(s.URL)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	var downUntil atomic.Int64
+	var refused atomic.Int64
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if time.Now().UnixNano() < downUntil.Load() {
+			if refused.Add(1)%2 == 0 {
+				w.Header().Set("Retry-After", "1")
+				w.Header().Set("Content-Type", "application/problem+json")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = io.WriteString(w, `{"type":"/problems/unavailable","title":"Service unavailable","status":503,"code":"unavailable"}`)
+				return
+			}
+			if hj, ok := w.(http.Hijacker); ok { // the connection is lost
+				conn, _, err := hj.Hijack()
+				if err == nil {
+					conn.Close()
+				}
+				return
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+
+	c := client.New(proxy.URL, s.Token)
+	calls := 0
+	op, err := c.Do(context.Background(), client.Request{Key: "outage", Type: "crm.task.create", Content: map[string]any{"title": "hi"},
+		LeaseSeconds: 30}, func(context.Context, client.Claim) (client.Result, error) {
+		calls++
+		downUntil.Store(time.Now().Add(5 * time.Second).UnixNano())
+		return client.Result{Ref: "crm_outage"}, nil
+	})
+	if err != nil || op.State != "completed" || op.Result == nil || op.Result.Ref != "crm_outage" {
+		t.Fatalf("a provider call that succeeded during an outage must end completed: %+v %v", op, err)
+	}
+	if refused.Load() == 0 {
+		t.Fatal("the outage never refused a call")
+	}
+	got := s.do(t, "GET", "/v1/operations?key=outage", nil)
+	if items, _ := got.Body["items"].([]any); len(items) != 1 || str(items[0].(map[string]any), "state") != "completed" || calls != 1 {
+		t.Fatalf("server says %s; provider called %d times", got.Raw, calls)
 	}
 }

@@ -45,10 +45,20 @@ func cardDefinition(c domain.Card) []byte {
 }
 
 // SyncCards records a new version of every card whose definition changed
-// since it was last loaded, and returns each card's current version.
+// since it was last loaded, and returns each card's current version. It is
+// idempotent, and safe when replicas start together: on PostgreSQL they
+// take turns under a transaction-scoped advisory lock (keyed by schema, like
+// the system stream's), so the second reads what the first wrote instead of
+// inserting the same version; SQLite's immediate transactions already take
+// turns.
 func (s *Store) SyncCards(ctx context.Context, cards domain.Cards) (map[string]int, error) {
 	versions := map[string]int{}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if s.dialect == "postgres" {
+			if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext('handoff.cards:' || current_schema()))").Error; err != nil {
+				return err
+			}
+		}
 		for _, c := range cards.Sorted() {
 			def := cardDefinition(c)
 			sum := domain.SHA256Hex(def)

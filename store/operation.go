@@ -112,7 +112,8 @@ func writeContent(tx *gorm.DB, c domain.ContentChange) error {
 	v := c.Version
 	if c.New {
 		return tx.Create(&contentRow{OperationID: v.OperationID, Version: v.Version, Content: string(v.Content),
-			SHA256: v.SHA256, CreatedBy: v.CreatedBy, CreatedAt: v.CreatedAt.UTC(), Reason: v.Reason}).Error
+			SHA256: v.SHA256, CreatedBy: v.CreatedBy, CreatedByIssuer: v.CreatedByIssuer, CreatedBySubject: v.CreatedBySubject,
+			CreatedAt: v.CreatedAt.UTC(), Reason: v.Reason}).Error
 	}
 	set := map[string]any{}
 	if v.ApprovedAt != nil {

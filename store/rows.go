@@ -59,13 +59,18 @@ type contentRow struct {
 	ApprovedAt  *time.Time
 	RejectedBy  *string
 	RejectedAt  *time.Time
+
+	// The reviser's (issuer, subject); "" for the registering workflow.
+	CreatedByIssuer  string
+	CreatedBySubject string
 }
 
 func (contentRow) TableName() string { return "content_versions" }
 
 func (r contentRow) toDomain() domain.ContentVersion {
 	return domain.ContentVersion{OperationID: r.OperationID, Version: r.Version, Content: json.RawMessage(r.Content),
-		SHA256: r.SHA256, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC(), Reason: r.Reason,
+		SHA256: r.SHA256, CreatedBy: r.CreatedBy, CreatedByIssuer: r.CreatedByIssuer, CreatedBySubject: r.CreatedBySubject,
+		CreatedAt: r.CreatedAt.UTC(), Reason: r.Reason,
 		ApprovedBy: deref(r.ApprovedBy), ApprovedAt: utcPtr(r.ApprovedAt),
 		RejectedBy: deref(r.RejectedBy), RejectedAt: utcPtr(r.RejectedAt)}
 }

@@ -87,8 +87,9 @@ func (s *Store) PurgeLoginAttempts(ctx context.Context, now time.Time) error {
 	return translate(err, "login attempt")
 }
 
-// CreateSession records the person and the new session together.
-func (s *Store) CreateSession(ctx context.Context, sess domain.Session) error {
+// CreateSession records the person, the new session and the sign-in's
+// audit event together.
+func (s *Store) CreateSession(ctx context.Context, sess domain.Session, e domain.AuditEvent) error {
 	p := sess.Person
 	at := sess.CreatedAt.UTC()
 	person := personRow{Issuer: p.Issuer, Subject: p.Subject, Email: p.Email, Name: p.Name, Role: p.Role.String(),
@@ -103,7 +104,14 @@ func (s *Store) CreateSession(ctx context.Context, sess domain.Session) error {
 		if err != nil {
 			return err
 		}
-		return tx.Create(&row).Error
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		if err := s.lockSystem(tx); err != nil {
+			return err
+		}
+		_, err = appendSystemTx(tx, e)
+		return err
 	})
 	return translate(err, "session")
 }

@@ -63,7 +63,8 @@ func TestSessions_store(t *testing.T) {
 	p := domain.Actor{Kind: domain.ActorPerson, Issuer: "https://idp", Subject: "u1", Email: "a@x.com", Name: "A", Role: domain.RoleOperator}
 	for i, hash := range []string{"h1", "h2"} { // the same person twice: one person row, two sessions
 		s := domain.Session{Hash: hash, Person: p, CreatedAt: now.Add(time.Duration(i) * time.Hour), LastSeenAt: now.Add(time.Duration(i) * time.Hour)}
-		if err := st.CreateSession(ctx, s); err != nil {
+		e := domain.SystemEvent(ctx, &domain.IDSource{}, s.CreatedAt, p, "signed_in", "", nil)
+		if err := st.CreateSession(ctx, s, e); err != nil {
 			t.Fatal(err)
 		}
 	}

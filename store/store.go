@@ -8,9 +8,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"runtime"
 	"strings"
@@ -190,22 +193,52 @@ func translate(err error, what string) error {
 	if errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01") {
 		return domain.Wrap(domain.EConflict, err, "serialization failure")
 	}
+	if errors.As(err, &pgErr) && (pgErr.Code == "22021" || pgErr.Code == "22P05") {
+		// The domain refuses such text before it gets here; should any slip
+		// through, it is the request's fault, not the server's.
+		return domain.Wrap(domain.EInvalid, err, "the text holds NUL or invalid UTF-8, which cannot be stored")
+	}
 	if isConnError(err) {
 		return domain.Wrap(domain.EUnavailable, err, "the database cannot be reached")
 	}
 	return domain.Wrap(domain.EInternal, err, fmt.Sprintf("database error on %s", what))
 }
 
+// isConnError reports whether err means the database connection was lost
+// or could not be had: the request may succeed once the database is back,
+// so it is 503 with Retry-After, never 500. This is the one place that
+// knows the drivers' ways of saying so; every store path translates
+// through it.
 func isConnError(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P")
+		// 08: connection exception; 57P01/02/03: admin shutdown, crash
+		// shutdown, cannot connect now; 53300: too many connections.
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P") || pgErr.Code == "53300"
 	}
 	var connErr *pgconn.ConnectError
-	if errors.As(err, &connErr) || errors.Is(err, sql.ErrConnDone) {
+	if errors.As(err, &connErr) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) ||
+		pgconn.Timeout(err) || pgconn.SafeToRetry(err) {
+		return true
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) {
 		return true
 	}
 	msg := err.Error()
-	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "database is closed") || strings.Contains(msg, "database is locked") ||
-		strings.Contains(msg, "broken pipe") || strings.Contains(msg, "closed pool")
+	for _, s := range connErrorTexts {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// connErrorTexts are the connection failures drivers report only as text.
+var connErrorTexts = []string{
+	"connection refused", "connection reset", "database is closed", "database is locked", "broken pipe",
+	"closed pool", "conn closed", "bad connection", "unexpected EOF", "failed to acquire connection",
+	"timeout: context", "the database system is shutting down", "the database system is starting up",
+	"terminating connection",
 }

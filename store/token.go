@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/opshandoff/handoff/domain"
+	"gorm.io/gorm"
 )
 
 // tokenRow is an API token; only the hash of its secret is stored.
@@ -25,10 +26,29 @@ func (r tokenRow) toDomain() domain.APIToken {
 		CreatedAt: r.CreatedAt.UTC(), RevokedAt: utcPtr(r.RevokedAt), LastUsedAt: utcPtr(r.LastUsedAt)}
 }
 
-// CreateToken stores a new token.
-func (s *Store) CreateToken(ctx context.Context, t domain.APIToken) error {
+// CreateToken stores a new token and its audit event in one transaction.
+func (s *Store) CreateToken(ctx context.Context, t domain.APIToken, e domain.AuditEvent) error {
 	row := tokenRow{ID: t.ID, Namespace: t.Namespace, Name: t.Name, Hash: t.Hash, CreatedAt: t.CreatedAt.UTC()}
-	return translate(s.db.WithContext(ctx).Create(&row).Error, "token")
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		if err := s.lockSystem(tx); err != nil {
+			return err
+		}
+		_, err := appendSystemTx(tx, e)
+		return err
+	})
+	return translate(err, "token")
+}
+
+// TouchToken records the token's last use, once for all the requests that
+// find it older than notBefore.
+func (s *Store) TouchToken(ctx context.Context, id string, at, notBefore time.Time) error {
+	err := s.db.WithContext(ctx).Model(&tokenRow{}).
+		Where("id = ? AND (last_used_at IS NULL OR last_used_at < ?)", id, notBefore.UTC()).
+		Update("last_used_at", at.UTC()).Error
+	return translate(err, "token")
 }
 
 // TokenByHash finds a token by the hash of its secret.

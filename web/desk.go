@@ -48,6 +48,9 @@ func htmx(c *gin.Context) bool {
 func page(c *gin.Context, status int, full, fragment templ.Component) {
 	c.Header("Vary", "HX-Request")
 	c.Header("Cache-Control", "no-store")
+	if status == http.StatusServiceUnavailable {
+		c.Header("Retry-After", "2")
+	}
 	if htmx(c) {
 		render(c, status, fragment)
 		return

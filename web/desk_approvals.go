@@ -31,7 +31,7 @@ func (s *server) approvals(c *gin.Context) {
 		it := pages.ApprovalItem{ID: p.Op.ID, Key: p.Op.Key, Type: p.Op.Type, Namespace: p.Op.Namespace,
 			Author: p.Current.CreatedBy, Reason: p.Current.Reason, SHA256: p.Current.SHA256, Version: p.Op.Version,
 			ContentVersion: p.Op.ContentVersion, CreatedAt: p.Current.CreatedAt,
-			Own: p.Op.ContentAuthor != "" && p.Op.ContentAuthor == person.Identity()}
+			Own: p.Current.RevisedBy(person)}
 		if it.CreatedAt.IsZero() {
 			it.CreatedAt = p.Op.CreatedAt
 		}

@@ -102,3 +102,24 @@ func TestDesk_Reject(t *testing.T) {
 		t.Fatalf("rejected: %s", got.State)
 	}
 }
+
+// TestDesk_OwnRevisionFollowsSubject: Ada's revision stays hers on the desk
+// after her provider changed her email — marked, not approvable, and
+// refused if posted anyway.
+func TestDesk_OwnRevisionFollowsSubject(t *testing.T) {
+	d := newDesk(t)
+	failed := d.intoDesk("evt_2:crm_task", false)
+	rev := url.Values{"expected_version": {version(failed)}, "reason": {"owner u_9 left"}, "content": {`{"owner":"u_10"}`}}
+	d.post("ada", "/desk/operations/"+failed.ID+"/revisions", rev).want(http.StatusSeeOther)
+	revised := d.state(failed.ID)
+
+	p := d.get("ada2", "/desk/approvals").want(http.StatusOK)
+	if !strings.Contains(p.text("approval-item"), "You made this version") || !hasAttr(p.one("submit-approve"), "disabled") {
+		t.Fatalf("ada's revision is not hers under a new email: %q", p.text("approval-item"))
+	}
+	form := url.Values{"expected_version": {version(revised)}, "content_version": {"2"}, "reason": {"fine"}}
+	d.post("ada2", "/desk/operations/"+failed.ID+"/approve", form).want(http.StatusForbidden)
+	if got := d.state(failed.ID); got.State != domain.AwaitingApproval {
+		t.Fatalf("state %s", got.State)
+	}
+}

@@ -30,6 +30,8 @@ var testPeople = map[string]domain.Actor{
 	"bob": {Kind: domain.ActorPerson, Name: "Bob Builder", Email: "bob@example.com", Subject: "bob", Role: domain.RoleApprover},
 	"vic": {Kind: domain.ActorPerson, Name: "Vic Viewer", Email: "vic@example.com", Subject: "vic", Role: domain.RoleViewer},
 	"aud": {Kind: domain.ActorPerson, Name: "Audra Auditor", Email: "audra@example.com", Subject: "aud", Role: domain.RoleAuditor},
+	// Ada again, after her provider changed her email.
+	"ada2": {Kind: domain.ActorPerson, Name: "Ada Lovelace", Email: "ada.l@example.com", Subject: "ada", Role: domain.RoleApprover},
 }
 
 var testWorkflow = domain.Actor{Kind: domain.ActorWorkflow, Name: "shop", Namespace: "campaigns"}

@@ -35,7 +35,7 @@ func (s *server) showOperation(c *gin.Context, status int, p pages.Problem, d pa
 func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView {
 	op := it.Op
 	v := pages.OperationView{Op: opFacts(op), NextDecision: nextDecision(op), Card: cardView(it.Card),
-		LookupLink: it.Card.LookupLink(op.ProviderKey), Retention: retention(it), Actions: allowed(op, it.Card, person)}
+		LookupLink: it.Card.LookupLink(op.ProviderKey), Retention: retention(it), Actions: allowed(op, it.Card, person, it.Versions)}
 	v.Snapshot = pages.Snapshot{Version: op.ContentVersion, SHA256: op.ContentSHA256,
 		JSON: components.PrettyJSON(op.Content), Author: op.ContentAuthor}
 	if a := op.Approval; a != nil && a.ContentVersion == op.ContentVersion {
@@ -136,7 +136,7 @@ func retention(it domain.DeskItem) pages.Retention {
 
 // allowed are the decisions the state and the viewer's role allow; the
 // Ledger decides again when the form is posted.
-func allowed(op domain.Operation, card domain.Card, person domain.Actor) pages.Actions {
+func allowed(op domain.Operation, card domain.Card, person domain.Actor, versions []domain.ContentVersion) pages.Actions {
 	a := pages.Actions{Me: person.Identity()}
 	if !person.Role.AtLeast(domain.RoleOperator) {
 		return a
@@ -150,6 +150,12 @@ func allowed(op domain.Operation, card domain.Card, person domain.Actor) pages.A
 	a.Revise = slices.Contains([]domain.State{domain.Received, domain.FailedRetryable, domain.FailedTerminal, domain.AwaitingApproval}, op.State)
 	a.RetryNeedsApproval = op.Approval == nil && (card.RequiresApproval || op.ContentVersion > 1)
 	a.Approve = op.State == domain.AwaitingApproval && person.Role.AtLeast(domain.RoleApprover)
-	a.OwnRevision = op.ContentAuthor != "" && op.ContentAuthor == person.Identity()
+	current := domain.ContentVersion{CreatedBy: op.ContentAuthor}
+	for _, v := range versions {
+		if v.Version == op.ContentVersion {
+			current = v
+		}
+	}
+	a.OwnRevision = current.RevisedBy(person)
 	return a
 }

@@ -77,6 +77,7 @@ func (s *server) loadSession(c *gin.Context) {
 		s.signIn.clearCookie(c, s.signIn.sessionCookie)
 	default:
 		s.log.ErrorContext(c.Request.Context(), "session lookup failed", "error", err.Error())
+		c.Header("Retry-After", "2")
 		c.String(http.StatusServiceUnavailable, "The desk cannot reach its database; try again shortly.")
 		c.Abort()
 		return

@@ -35,6 +35,7 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 	}
 	defer s.Close()
 	tokens := auth.NewTokens(s)
+	tokens.Creator = cliActor() // token_created commits with the token
 	switch args[0] {
 	case "create":
 		fs := flag.NewFlagSet("token create", flag.ContinueOnError)
@@ -45,9 +46,6 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 		}
 		secret, tok, err := tokens.Create(ctx, *ns, *name)
 		if err != nil {
-			return err
-		}
-		if err := auditToken(ctx, s, "token_created", tok); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "created token %s (%s) for namespace %s; it is shown only once:\n%s\n", tok.ID, tok.Name, tok.Namespace, secret)
