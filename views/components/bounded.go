@@ -148,11 +148,18 @@ const diffLineCost = len(`<span class="diff-line diff-removed">- ` + "\n</span>"
 // truncated says lines were left out.
 func BoundedDiff(before, after string, budget int) (lines []DiffLine, truncated bool) {
 	cost := 0
-	for i, l := range LineDiff(before, after) {
-		cost += diffLineCost + textCost(l.Text)
-		if cost > budget {
-			return lines[:i:i], true
+	for _, l := range LineDiff(before, after) {
+		c := diffLineCost + textCost(l.Text)
+		if cost+c > budget {
+			// The line that does not fit is shown as far as it does, so one
+			// long line still shows where it starts.
+			if left := budget - cost - diffLineCost; left > 0 {
+				l.Text, _ = cutText(l.Text, left)
+				lines = append(lines, l)
+			}
+			return lines, true
 		}
+		cost += c
 		lines = append(lines, l)
 	}
 	return lines, false
