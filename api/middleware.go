@@ -43,6 +43,18 @@ func (s *server) withRequestID(ids *domain.IDSource) gin.HandlerFunc {
 
 func requestID(c *gin.Context) string { return c.GetString(keyRequestID) }
 
+// apiHeaders keeps browsers from sniffing a JSON answer into something
+// else, and every /v1 answer — content snapshots, results, the audit trail —
+// out of every cache. The probes and /metrics are not /v1.
+func apiHeaders(c *gin.Context) {
+	if strings.HasPrefix(c.Request.URL.Path, "/v1/") {
+		h := c.Writer.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "no-store")
+	}
+	c.Next()
+}
+
 // recovery turns a panic into the internal problem, logged with the request
 // ID and stack; unlike gin's Recovery it never dumps the request headers.
 func (s *server) recovery(c *gin.Context) {

@@ -72,7 +72,7 @@ func New(cfg Config) (*gin.Engine, error) {
 	if err := e.SetTrustedProxies(cfg.TrustedProxies); err != nil {
 		return nil, fmt.Errorf("api trusted proxies: %w", err)
 	}
-	e.Use(s.withRequestID(&domain.IDSource{}), m.observe, s.accessLog, s.recovery)
+	e.Use(s.withRequestID(&domain.IDSource{}), apiHeaders, m.observe, s.accessLog, s.recovery)
 	e.NoRoute(s.notFound)
 	for _, r := range routes {
 		handle := func(c *gin.Context) { r.Handle(s, c) }

@@ -38,6 +38,9 @@ func TestLoad_ErrorsNameFileCardAndField(t *testing.T) {
 		{"unknown field", "- {name: a.b, providr: p}", `unknown field "providr"`},
 		{"duplicate", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}}\n- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}}", `card "a.b": name is defined twice`},
 		{"no name", "- {provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}}", `card 1: name must be`},
+		// What `handoff cards check` prints when a provider key could pick the link's host.
+		{"lookup_url host placeholder", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, lookup: manual, lookup_url: 'https://{provider_key}'}",
+			`card "a.b": lookup_url may use {provider_key} only in the path or the query, not in the scheme, host or port: there a workflow's provider key could choose where the desk's link points`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

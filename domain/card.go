@@ -102,9 +102,15 @@ func (c Card) Validate() []FieldError {
 		bad("lookup", "must be none, api or manual")
 	}
 	if c.LookupURL != "" {
-		u, err := url.Parse(strings.ReplaceAll(c.LookupURL, "{provider_key}", "x"))
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		u, err := url.Parse(strings.ReplaceAll(c.LookupURL, lookupPlaceholder, "x"))
+		switch {
+		case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
 			bad("lookup_url", "must be an http(s) URL; {provider_key} is replaced by the key")
+		case strings.Contains(lookupAuthority(c.LookupURL), lookupPlaceholder):
+			bad("lookup_url", "may use {provider_key} only in the path or the query, not in the scheme, host or port: "+
+				"there a workflow's provider key could choose where the desk's link points")
+		case strings.Contains(fragment(c.LookupURL), lookupPlaceholder):
+			bad("lookup_url", "may use {provider_key} only in the path or the query, not in the fragment")
 		}
 	}
 	if c.LookupAuthoritative && c.Lookup == LookupNone {
@@ -154,12 +160,41 @@ func (c Card) ResendSafe(firstSent *time.Time, now time.Time) bool {
 	return now.Before(firstSent.Add(c.ProviderKeyRetention))
 }
 
-// LookupLink fills the card's lookup URL with the provider key.
+// lookupPlaceholder is replaced by the provider key in a card's lookup URL.
+const lookupPlaceholder = "{provider_key}"
+
+// lookupAuthority is the lookup URL up to the end of its host and port:
+// the part a placeholder must never reach.
+func lookupAuthority(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	return scheme + "://" + rest
+}
+
+func fragment(u string) string {
+	_, f, _ := strings.Cut(u, "#")
+	return f
+}
+
+// LookupLink fills the card's lookup URL with the provider key, escaped for
+// where it stands: as a path segment before the query, as a query value in
+// it. Validate keeps the placeholder out of the host, so no key can move
+// the link elsewhere.
 func (c Card) LookupLink(providerKey string) string {
 	if c.LookupURL == "" {
 		return ""
 	}
-	return strings.ReplaceAll(c.LookupURL, "{provider_key}", url.QueryEscape(providerKey))
+	path, query, hasQuery := strings.Cut(c.LookupURL, "?")
+	link := strings.ReplaceAll(path, lookupPlaceholder, url.PathEscape(providerKey))
+	if hasQuery {
+		link += "?" + strings.ReplaceAll(query, lookupPlaceholder, url.QueryEscape(providerKey))
+	}
+	return link
 }
 
 // Cards is the loaded set of operation types, by name.

@@ -49,6 +49,11 @@ func TestCardValidate(t *testing.T) {
 		{"lookup_url_not_http", "lookup_url", func(c *domain.Card) { c.LookupURL = "ftp://crm.example.com/{provider_key}" }},
 		{"lookup_url_without_host", "lookup_url", func(c *domain.Card) { c.LookupURL = "https:///tasks/{provider_key}" }},
 		{"lookup_url_relative", "lookup_url", func(c *domain.Card) { c.LookupURL = "/tasks?id={provider_key}" }},
+		{"lookup_url_host_is_the_key", "lookup_url", func(c *domain.Card) { c.LookupURL = "https://{provider_key}" }},
+		{"lookup_url_host_ends_with_the_key", "lookup_url", func(c *domain.Card) { c.LookupURL = "https://crm.example.com.{provider_key}/x" }},
+		{"lookup_url_userinfo_is_the_key", "lookup_url", func(c *domain.Card) { c.LookupURL = "https://{provider_key}@crm.example.com/x" }},
+		{"lookup_url_port_is_the_key", "lookup_url", func(c *domain.Card) { c.LookupURL = "https://crm.example.com:{provider_key}/x" }},
+		{"lookup_url_fragment_is_the_key", "lookup_url", func(c *domain.Card) { c.LookupURL = "https://crm.example.com/x#{provider_key}" }},
 		{"authoritative_without_lookup", "lookup_authoritative", func(c *domain.Card) {
 			c.Lookup, c.LookupURL, c.LookupAuthoritative = domain.LookupNone, "", true
 		}},
@@ -101,6 +106,12 @@ func TestCardHelpers(t *testing.T) {
 		t.Errorf("IsRetryable does not follow the card")
 	}
 	if got, want := c.LookupLink("hk_a b&c"), "https://crm.example.com/tasks?external_id=hk_a+b%26c"; got != want {
+		t.Errorf("LookupLink = %q, want %q", got, want)
+	}
+	// In the path the key is one escaped segment: it cannot add segments,
+	// start a query or reach the host.
+	c.LookupURL = "https://crm.example.com/tasks/{provider_key}/view?again={provider_key}"
+	if got, want := c.LookupLink("../@evil.example/a b?x#y"), "https://crm.example.com/tasks/..%2F@evil.example%2Fa%20b%3Fx%23y/view?again=..%2F%40evil.example%2Fa+b%3Fx%23y"; got != want {
 		t.Errorf("LookupLink = %q, want %q", got, want)
 	}
 	c.LookupURL = ""

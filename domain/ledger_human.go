@@ -72,7 +72,7 @@ func (l *Ledger) Revise(ctx context.Context, actor Actor, id string, r Revise) (
 	errs := validReason("reason", r.Reason)
 	content, err := CanonicalObject(r.Content)
 	if err != nil {
-		errs = append(errs, FieldError{"content", err.Error()})
+		errs = append(errs, contentError("content", err))
 	} else if len(content) > MaxContentBytes {
 		return Operation{}, Errorf(ETooLarge, "content is %d bytes; the limit is %d", len(content), MaxContentBytes)
 	}

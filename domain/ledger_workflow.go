@@ -44,7 +44,7 @@ func (l *Ledger) Register(ctx context.Context, actor Actor, r Registration) (Reg
 	}
 	content, err := CanonicalObject(r.Content)
 	if err != nil {
-		return RegisterResult{}, Invalid(FieldError{"content", err.Error()})
+		return RegisterResult{}, Invalid(contentError("content", err))
 	}
 	if len(content) > MaxContentBytes {
 		return RegisterResult{}, Errorf(ETooLarge, "content is %d bytes; the limit is %d", len(content), MaxContentBytes)
@@ -382,7 +382,7 @@ func (l *Ledger) eventRegistrations(actor Actor, r EventRegistration) ([]Registr
 		}
 		content, err := CanonicalObject(a.Content)
 		if err != nil && len(a.Content) > 0 {
-			errs = append(errs, FieldError{f + "content", err.Error()})
+			errs = append(errs, contentError(f+"content", err))
 		} else if len(content) > MaxContentBytes {
 			// Checked before the event is saved, so a refused action never
 			// leaves an event recorded without its operations.

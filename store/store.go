@@ -84,6 +84,11 @@ func Connect(rawURL string) (*Store, error) {
 		if path == "" {
 			return nil, domain.Errorf(domain.EInvalid, "sqlite URL names no file: %q", rawURL)
 		}
+		exposed, err := prepareSQLiteFiles(path)
+		if err != nil {
+			return nil, domain.Wrap(domain.EUnavailable, err, "cannot create the SQLite database file")
+		}
+		warnExposed(exposed)
 		q := url.Values{}
 		q.Add("_pragma", "busy_timeout(10000)")
 		q.Add("_pragma", "journal_mode(WAL)")

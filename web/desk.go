@@ -19,6 +19,7 @@ func (s *server) deskRoutes(e *gin.Engine) {
 	g.GET("", s.overview)
 	g.GET("/queue", s.queue)
 	g.GET("/operations/:id", s.operation)
+	g.GET("/operations/:id/content/:file", s.snapshot) // :file is VERSION.json
 	g.POST("/operations/:id/resolve", s.resolve)
 	g.POST("/operations/:id/assign", s.assign)
 	g.POST("/operations/:id/notes", s.note)

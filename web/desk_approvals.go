@@ -7,7 +7,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/opshandoff/handoff/domain"
-	"github.com/opshandoff/handoff/views/components"
 	"github.com/opshandoff/handoff/views/pages"
 )
 
@@ -35,13 +34,14 @@ func (s *server) approvals(c *gin.Context) {
 		if it.CreatedAt.IsZero() {
 			it.CreatedAt = p.Op.CreatedAt
 		}
-		before := ""
+		var before []byte
 		if p.Previous != nil {
-			before = components.PrettyJSON(p.Previous.Content)
+			before = p.Previous.Content
 		} else {
 			it.First = true
 		}
-		it.Diff = components.LineDiff(before, components.PrettyJSON(p.Current.Content))
+		it.Diff, it.DiffTruncated = boundedDiff(before, p.Current.Content)
+		it.Download = snapshotURL(p.Op.ID, p.Current.Version)
 		v.Items = append(v.Items, it)
 	}
 	page(c, http.StatusOK, pages.Approvals(v), pages.ApprovalsList(v))

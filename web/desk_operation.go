@@ -3,7 +3,9 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -36,16 +38,17 @@ func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView 
 	op := it.Op
 	v := pages.OperationView{Op: opFacts(op), NextDecision: nextDecision(op), Card: cardView(it.Card),
 		LookupLink: it.Card.LookupLink(op.ProviderKey), Retention: retention(it), Actions: allowed(op, it.Card, person, it.Versions)}
-	v.Snapshot = pages.Snapshot{Version: op.ContentVersion, SHA256: op.ContentSHA256,
-		JSON: components.PrettyJSON(op.Content), Author: op.ContentAuthor}
+	v.Snapshot = pages.Snapshot{Version: op.ContentVersion, SHA256: op.ContentSHA256, Author: op.ContentAuthor,
+		Download: snapshotURL(op.ID, op.ContentVersion)}
+	v.Snapshot.JSON, v.Snapshot.Truncated = components.BoundedJSON(op.Content, components.ContentBudget)
 	if a := op.Approval; a != nil && a.ContentVersion == op.ContentVersion {
 		v.Snapshot.ApprovedBy, v.Snapshot.ApprovedAt = a.By, &a.At
 	}
 	for i, cv := range it.Versions {
 		row := pages.VersionRow{Version: cv.Version, SHA256: cv.SHA256, Author: cv.CreatedBy, Reason: cv.Reason,
-			CreatedAt: cv.CreatedAt, Status: versionStatus(cv)}
-		if i > 0 {
-			row.Diff = components.LineDiff(components.PrettyJSON(it.Versions[i-1].Content), components.PrettyJSON(cv.Content))
+			CreatedAt: cv.CreatedAt, Status: versionStatus(cv), Download: snapshotURL(op.ID, cv.Version)}
+		if i > 0 && i >= len(it.Versions)-diffedVersions {
+			row.Diff, row.DiffTruncated = boundedDiff(it.Versions[i-1].Content, cv.Content)
 		}
 		v.Versions = append(v.Versions, row)
 	}
@@ -65,6 +68,46 @@ func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView 
 		v.Related = append(v.Related, pages.RelatedRow{ID: r.ID, Key: r.Key, Type: r.Type, State: r.State.String()})
 	}
 	return v
+}
+
+// diffedVersions is how many of the newest versions show their changes;
+// older ones link to their snapshots, so a long history keeps the page small.
+const diffedVersions = 5
+
+// snapshotURL is where a content version downloads as JSON.
+func snapshotURL(id string, version int) string {
+	return "/desk/operations/" + url.PathEscape(id) + "/content/" + strconv.Itoa(version) + ".json"
+}
+
+// boundedDiff is the line diff of two contents, within the diff budget.
+func boundedDiff(before, after []byte) ([]components.DiffLine, bool) {
+	b, _ := components.BoundedJSON(before, components.ContentBudget)
+	a, _ := components.BoundedJSON(after, components.ContentBudget)
+	return components.BoundedDiff(b, a, components.DiffBudget)
+}
+
+// snapshot sends one content version whole, as a JSON file: what the
+// bounded renderers leave out.
+func (s *server) snapshot(c *gin.Context) {
+	n, err := strconv.Atoi(strings.TrimSuffix(c.Param("file"), ".json"))
+	if err != nil || !strings.HasSuffix(c.Param("file"), ".json") || n < 1 {
+		s.fail(c, domain.Errorf(domain.ENotFound, "no such content version"))
+		return
+	}
+	it, err := s.ledger.DeskItem(c.Request.Context(), me(c), c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	for _, cv := range it.Versions {
+		if cv.Version == n {
+			c.Header("Cache-Control", "no-store")
+			c.Header("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-content-v%d.json"`, it.Op.ID, n))
+			c.Data(http.StatusOK, "application/json", cv.Content)
+			return
+		}
+	}
+	s.fail(c, domain.Errorf(domain.ENotFound, "operation %s has no content version %d", it.Op.ID, n))
 }
 
 func opFacts(op domain.Operation) pages.OpFacts {

@@ -21,9 +21,7 @@ const queuePageSize = 50
 // queue lists the desk's items, filtered by the URL's query so a filtered
 // queue can be shared as a link.
 func (s *server) queue(c *gin.Context) {
-	f := pages.QueueFilter{Q: strings.TrimSpace(c.Query("q")), State: c.Query("state"), Type: c.Query("type"),
-		Provider: c.Query("provider"), Namespace: c.Query("namespace"), Assignee: c.Query("assignee"),
-		Age: c.Query("age"), Mine: c.Query("mine") != ""}
+	f := queueFilter(c)
 	person := me(c)
 	v := pages.QueueView{Frame: s.frameFor(c, "Queue", "queue"), Filter: f, Self: c.Request.URL.RequestURI(),
 		CanAct: person.Role.AtLeast(domain.RoleOperator)}
@@ -49,6 +47,13 @@ func (s *server) queue(c *gin.Context) {
 		v.Problem = s.message(c, err)
 	}
 	page(c, http.StatusOK, pages.Queue(v), pages.QueueResults(v))
+}
+
+// queueFilter reads the queue's filter from the URL.
+func queueFilter(c *gin.Context) pages.QueueFilter {
+	return pages.QueueFilter{Q: strings.TrimSpace(c.Query("q")), State: c.Query("state"), Type: c.Query("type"),
+		Provider: c.Query("provider"), Namespace: c.Query("namespace"), Assignee: c.Query("assignee"),
+		Age: c.Query("age"), Mine: c.Query("mine") != ""}
 }
 
 // queueQuery turns the filter into the Ledger's list query.

@@ -70,7 +70,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Addr: cfg.Addr, Handler: routes(apiHandler, deskHandler),
+	srv := &http.Server{Addr: cfg.Addr, Handler: withHSTS(routes(apiHandler, deskHandler), cfg.SignIn.PublicURL),
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
 		IdleTimeout: 2 * time.Minute}
 

@@ -36,9 +36,10 @@ func PrettyJSON(raw []byte) string {
 	return b.String()
 }
 
-// maxDiffLines bounds the quadratic table: content is at most 64 KiB, and
-// beyond this many lines a person reads the two versions side by side anyway.
-const maxDiffLines = 2000
+// maxDiffLines bounds the quadratic table (4 MiB at most): content is at
+// most 64 KiB, and beyond this many lines a person reads the two versions
+// side by side anyway.
+const maxDiffLines = 1000
 
 // LineDiff compares two texts line by line with a longest common subsequence,
 // which is plenty for content snapshots of a few dozen lines.
@@ -55,9 +56,9 @@ func LineDiff(before, after string) []DiffLine {
 		return out
 	}
 	// lcs[i][j] is the length of the longest common subsequence of a[i:], b[j:].
-	lcs := make([][]int, len(a)+1)
+	lcs := make([][]int32, len(a)+1)
 	for i := range lcs {
-		lcs[i] = make([]int, len(b)+1)
+		lcs[i] = make([]int32, len(b)+1)
 	}
 	for i := len(a) - 1; i >= 0; i-- {
 		for j := len(b) - 1; j >= 0; j-- {

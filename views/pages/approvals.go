@@ -24,4 +24,6 @@ type ApprovalItem struct {
 	Own                                              bool                  // the viewer made this version
 	Diff                                             []components.DiffLine // against the previous version, or the whole content
 	First                                            bool                  // no previous version: Diff is the whole content
+	DiffTruncated                                    bool                  // Diff is cut: Download has the version
+	Download                                         string                // the version as a JSON file
 }

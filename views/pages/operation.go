@@ -40,7 +40,9 @@ type OpFacts struct {
 type Snapshot struct {
 	Version    int
 	SHA256     string
-	JSON       string // pretty-printed
+	JSON       string // pretty-printed, cut at components.ContentBudget
+	Truncated  bool   // JSON is cut: Download has it all
+	Download   string // the snapshot as a JSON file
 	Author     string // "" for the registering workflow
 	ApprovedBy string
 	ApprovedAt *time.Time
@@ -51,7 +53,9 @@ type VersionRow struct {
 	Version                        int
 	SHA256, Author, Reason, Status string
 	CreatedAt                      time.Time
-	Diff                           []components.DiffLine // nil for the first version
+	Diff                           []components.DiffLine // nil for the first version and old ones
+	DiffTruncated                  bool                  // Diff is cut: download the versions
+	Download                       string                // the version as a JSON file
 }
 
 // AttemptRow is one attempt.
