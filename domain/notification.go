@@ -381,10 +381,11 @@ type OutboxStore interface {
 	// after, and the database's clock.
 	EscalationDue(ctx context.Context, after map[string]time.Duration, limit int) ([]Operation, time.Time, error)
 	// ClaimNotifications takes up to limit pending notifications due at
-	// now, skipping rows other replicas hold and destinations in skip, and
+	// now, at most perURL of one destination, skipping rows other replicas
+	// hold and destinations in skip, and
 	// pushes their next attempt to now+lease: a crashed sender's rows come
 	// back once the lease passes.
-	ClaimNotifications(ctx context.Context, now time.Time, lease time.Duration, limit int, skip []string) ([]NotificationRecord, error)
+	ClaimNotifications(ctx context.Context, now time.Time, lease time.Duration, limit, perURL int, skip []string) ([]NotificationRecord, error)
 	// RecordDelivery writes an attempt and the row's new status, unless
 	// another claim took the row meanwhile (then it reports false).
 	RecordDelivery(ctx context.Context, r DeliveryRecord) (bool, error)

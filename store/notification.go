@@ -106,18 +106,22 @@ func (s *Store) EscalationDue(ctx context.Context, after map[string]time.Duratio
 // ClaimNotifications takes due notifications for this sender. On PostgreSQL
 // rows another replica is claiming are skipped (SKIP LOCKED); the claim is
 // a short transaction and no network call happens inside it.
-func (s *Store) ClaimNotifications(ctx context.Context, now time.Time, lease time.Duration, limit int, skip []string) ([]domain.NotificationRecord, error) {
+func (s *Store) ClaimNotifications(ctx context.Context, now time.Time, lease time.Duration, limit, perURL int, skip []string) ([]domain.NotificationRecord, error) {
 	var out []domain.NotificationRecord
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		out = out[:0]
-		sql := "SELECT id FROM notifications WHERE status = 'pending' AND next_attempt_at <= ?"
+		// At most perURL rows of one destination, so that one destination's
+		// backlog cannot fill the batch.
+		inner := "SELECT id, ROW_NUMBER() OVER (PARTITION BY url ORDER BY next_attempt_at, id) AS rn FROM notifications" +
+			" WHERE status = 'pending' AND next_attempt_at <= ?"
 		args := []any{now.UTC()}
 		if len(skip) > 0 {
-			sql += " AND url NOT IN ?"
+			inner += " AND url NOT IN ?"
 			args = append(args, skip)
 		}
-		sql += " ORDER BY next_attempt_at, id LIMIT ?"
-		args = append(args, limit)
+		sql := "SELECT id FROM notifications WHERE id IN (SELECT id FROM (" + inner + ") ranked WHERE rn <= ?)" +
+			" AND status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?"
+		args = append(args, max(perURL, 1), now.UTC(), limit)
 		if s.dialect == "postgres" {
 			sql += " FOR UPDATE SKIP LOCKED"
 		}
