@@ -68,7 +68,7 @@ func NewRecovery(reg prometheus.Registerer, l *domain.Ledger) (*Recovery, error)
 		}
 	}
 	if ob, ok := l.Store.(domain.OutboxStore); ok {
-		if _, err := register(reg, prometheus.Collector(&deskGauges{read: ob.DeskGauges, ttl: GaugeTTL})); err != nil {
+		if _, err := register(reg, prometheus.Collector(&deskGauges{read: ob.DeskGauges, backlog: ob.OutboxBacklog, ttl: GaugeTTL})); err != nil {
 			return nil, err
 		}
 	}
@@ -127,13 +127,16 @@ func (r *Recovery) ObserveDelivery(outcome string, latency time.Duration) {
 // deskGauges reads what waits on a person from the database, at most once
 // per ttl, in one grouped query.
 type deskGauges struct {
-	read func(context.Context) ([]domain.DeskGauge, time.Time, error)
-	ttl  time.Duration
+	read    func(context.Context) ([]domain.DeskGauge, time.Time, error)
+	backlog func(context.Context) (int, time.Time, error)
+	ttl     time.Duration
 
-	mu     sync.Mutex
-	at     time.Time
-	cached []domain.DeskGauge
-	now    time.Time
+	mu      sync.Mutex
+	at      time.Time
+	cached  []domain.DeskGauge
+	now     time.Time
+	pending int
+	oldest  time.Time
 }
 
 var (
@@ -141,19 +144,31 @@ var (
 		[]string{"namespace", "type", "state"}, nil)
 	deskOldestDesc = prometheus.NewDesc("handoff_desk_oldest_item_age_seconds",
 		"Age of the oldest operation waiting on a person since it entered the desk, by namespace and type.", []string{"namespace", "type"}, nil)
+	outboxPendingDesc = prometheus.NewDesc("handoff_notification_outbox_pending",
+		"Notifications not yet delivered nor given up on.", nil, nil)
+	outboxOldestDesc = prometheus.NewDesc("handoff_notification_outbox_oldest_age_seconds",
+		"Age of the oldest notification not yet delivered nor given up on (0 when none).", nil, nil)
 )
 
 func (g *deskGauges) Describe(ch chan<- *prometheus.Desc) {
 	ch <- deskItemsDesc
 	ch <- deskOldestDesc
+	ch <- outboxPendingDesc
+	ch <- outboxOldestDesc
 }
 
 func (g *deskGauges) Collect(ch chan<- prometheus.Metric) {
-	gauges, now, err := g.load()
+	gauges, now, pending, pendingSince, err := g.load()
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(deskItemsDesc, err)
 		return
 	}
+	ch <- prometheus.MustNewConstMetric(outboxPendingDesc, prometheus.GaugeValue, float64(pending))
+	outboxAge := 0.0
+	if !pendingSince.IsZero() {
+		outboxAge = math.Max(0, math.Floor(now.Sub(pendingSince).Seconds()))
+	}
+	ch <- prometheus.MustNewConstMetric(outboxOldestDesc, prometheus.GaugeValue, outboxAge)
 	type nt struct{ ns, typ string }
 	oldest := map[nt]time.Time{}
 	for _, d := range gauges {
@@ -169,18 +184,22 @@ func (g *deskGauges) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func (g *deskGauges) load() ([]domain.DeskGauge, time.Time, error) {
+func (g *deskGauges) load() ([]domain.DeskGauge, time.Time, int, time.Time, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.at.IsZero() && time.Since(g.at) < g.ttl {
-		return g.cached, g.now, nil
+		return g.cached, g.now, g.pending, g.oldest, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	gauges, now, err := g.read(ctx)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("reading the desk gauges: %w", err)
+		return nil, time.Time{}, 0, time.Time{}, fmt.Errorf("reading the desk gauges: %w", err)
 	}
-	g.cached, g.now, g.at = gauges, now, time.Now()
-	return gauges, now, nil
+	pending, oldest, err := g.backlog(ctx)
+	if err != nil {
+		return nil, time.Time{}, 0, time.Time{}, fmt.Errorf("reading the outbox backlog: %w", err)
+	}
+	g.cached, g.now, g.pending, g.oldest, g.at = gauges, now, pending, oldest, time.Now()
+	return gauges, now, pending, oldest, nil
 }

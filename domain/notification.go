@@ -399,4 +399,7 @@ type OutboxStore interface {
 	// DeskGauges counts what waits on a person, by namespace, type and
 	// state, in one query, and returns the store's clock.
 	DeskGauges(ctx context.Context) ([]DeskGauge, time.Time, error)
+	// OutboxBacklog counts the notifications not yet delivered or given up
+	// on, and the oldest one's creation (zero when there is none).
+	OutboxBacklog(ctx context.Context) (int, time.Time, error)
 }

@@ -240,7 +240,7 @@ func (s *Store) NotificationDestinations(ctx context.Context) ([]domain.Destinat
 	var fails []struct {
 		URL    string
 		N      int
-		LastAt any
+		LastAt string
 	}
 	if err := db.Raw("SELECT n.url, COUNT(*) AS n, MAX(a.at) AS last_at FROM notification_attempts a JOIN notifications n ON n.id = a.notification_id" +
 		" WHERE a.outcome <> 'delivered' GROUP BY n.url").Scan(&fails).Error; err != nil {
@@ -317,7 +317,7 @@ func (s *Store) DeskGauges(ctx context.Context) ([]domain.DeskGauge, time.Time, 
 		Type      string
 		State     string
 		N         int
-		Oldest    any
+		Oldest    string
 	}
 	err := s.db.WithContext(ctx).Raw("SELECT namespace, type, state, COUNT(*) AS n, MIN(COALESCE(desk_entered_at, updated_at)) AS oldest" +
 		" FROM operations WHERE state IN ('unknown_outcome', 'failed_terminal', 'awaiting_approval')" +
@@ -354,4 +354,21 @@ func asTime(v any) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// OutboxBacklog counts pending notifications and finds the oldest.
+func (s *Store) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
+	var row struct {
+		N      int
+		Oldest *string
+	}
+	err := s.db.WithContext(ctx).Raw("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM notifications WHERE status = 'pending'").Scan(&row).Error
+	if err != nil {
+		return 0, time.Time{}, translate(err, "notification")
+	}
+	var oldest time.Time
+	if row.Oldest != nil {
+		oldest, _ = asTime(*row.Oldest)
+	}
+	return row.N, oldest, nil
 }
