@@ -91,7 +91,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 		Sender: notify.NewSender(notify.Sender{DeskBase: cfg.SignIn.PublicURL, Timeout: cfg.Notify.Timeout,
 			AllowPrivate: cfg.Notify.AllowPrivate, Getenv: os.Getenv}),
 		Policy: domain.DeliveryPolicy{Base: domain.DefaultDeliveryPolicy.Base, Max: domain.DefaultDeliveryPolicy.Max, MaxAge: cfg.Notify.MaxAge},
-		Lease:  cfg.Notify.Timeout + 50*time.Second, Observe: recovery.ObserveDelivery}
+		Lease:  2*cfg.Notify.Timeout + 5*time.Second, Observe: recovery.ObserveDelivery}
 	go deliverer.Run(sweepCtx)
 	if err := startAuditLoops(sweepCtx, s); err != nil {
 		return err
