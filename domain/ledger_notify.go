@@ -80,6 +80,18 @@ func (l *Ledger) NotificationDestinations(ctx context.Context, actor Actor) ([]D
 	return ob.NotificationDestinations(ctx)
 }
 
+// UndeliveredNotifications lists the latest notifications not delivered.
+func (l *Ledger) UndeliveredNotifications(ctx context.Context, actor Actor, limit int) ([]NotificationRecord, error) {
+	if err := requirePerson(actor, RoleAdmin); err != nil {
+		return nil, err
+	}
+	ob, err := l.outbox()
+	if err != nil {
+		return nil, err
+	}
+	return ob.UndeliveredNotifications(ctx, limit)
+}
+
 // ResendNotification sends a notification again, with the same id, and
 // records who asked in the audit trail.
 func (l *Ledger) ResendNotification(ctx context.Context, actor Actor, id, reason string) (NotificationRecord, error) {

@@ -391,6 +391,9 @@ type OutboxStore interface {
 	RecordDelivery(ctx context.Context, r DeliveryRecord) (bool, error)
 	// Notifications lists an operation's notifications with their attempts.
 	Notifications(ctx context.Context, operationID string) ([]NotificationRecord, error)
+	// UndeliveredNotifications lists the latest notifications that failed
+	// for good or are still being retried, newest first.
+	UndeliveredNotifications(ctx context.Context, limit int) ([]NotificationRecord, error)
 	// NotificationDestinations summarises deliveries per destination URL.
 	NotificationDestinations(ctx context.Context) ([]DestinationStats, error)
 	// Resend makes a notification pending again, due at now, and records

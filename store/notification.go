@@ -372,3 +372,18 @@ func (s *Store) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
 	}
 	return row.N, oldest, nil
 }
+
+// UndeliveredNotifications lists failed and retrying notifications, newest
+// first.
+func (s *Store) UndeliveredNotifications(ctx context.Context, limit int) ([]domain.NotificationRecord, error) {
+	var rows []notificationRow
+	if err := s.db.WithContext(ctx).Where("status = 'failed' OR (status = 'pending' AND attempts > 0)").
+		Order("created_at DESC, id DESC").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, translate(err, "notification")
+	}
+	out := make([]domain.NotificationRecord, len(rows))
+	for i, r := range rows {
+		out[i] = r.toDomain()
+	}
+	return out, nil
+}
