@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -98,4 +99,29 @@ func (s *server) resendNotification(c *gin.Context) {
 		return
 	}
 	c.Redirect(http.StatusSeeOther, "/desk/notifications?resent="+n.ID)
+}
+
+// addNotify explains a card's notify list and escalation on the Types page.
+func addNotify(c domain.Card, add func(name, value, meaning string, warn bool)) {
+	dests := func(ds []domain.Destination) string {
+		parts := make([]string, len(ds))
+		for i, d := range ds {
+			parts[i] = d.URL + " (" + d.Format + ")"
+		}
+		return strings.Join(parts, ", ")
+	}
+	if len(c.Notify) > 0 {
+		add("notify", dests(c.Notify), "Who is told when an item enters the desk or approval, and when a person resolves it.", false)
+	}
+	if c.NotifyURL == "" && len(c.Notify) == 0 {
+		add("notify", "nobody", "Nobody is told when an item of this type waits on a person.", true)
+	}
+	if c.EscalateAfter > 0 {
+		to := dests(c.Escalate)
+		if to == "" {
+			to = "the notify destinations"
+		}
+		add("escalate_after", duration(c.EscalateAfter)+" → "+to,
+			"An item still unassigned and unresolved this long after it entered the desk is escalated.", false)
+	}
 }

@@ -64,6 +64,9 @@ func TestDesk_Notifications(t *testing.T) {
 	if p.text("failure-rate") != "100%" || !strings.Contains(p.text("last-error"), "HTTP 410") || len(p.all("destination-row")) != 1 {
 		t.Fatalf("destinations: rate %q, last error %q", p.text("failure-rate"), p.text("last-error"))
 	}
+	if f := d.get("vic", "/desk/types").want(http.StatusOK).all("card-field-notify"); len(f) != 2 || !strings.Contains(text(f[0]), rx.URL) {
+		t.Fatalf("types page: %d notify fields", len(f))
+	}
 	ns, _ := d.store.Notifications(context.Background(), op.ID)
 	resend := "/desk/notifications/" + ns[0].ID + "/resend"
 
