@@ -29,7 +29,8 @@ type Config struct {
 	// BodyLimit bounds request bodies in bytes; 0 means DefaultBodyLimit.
 	BodyLimit int64
 	// Registry receives the HTTP metrics and is served at /metrics. nil: a
-	// fresh registry with the Go and process collectors.
+	// fresh registry with the Go and process collectors and the recovery
+	// metrics (NewRecovery); a caller that passes one registers those itself.
 	Registry *prometheus.Registry
 	// TrustedProxies are the addresses (CIDRs) whose X-Forwarded-For is
 	// believed for the client address. Empty: none, the peer is the client.
@@ -56,6 +57,11 @@ func New(cfg Config) (*gin.Engine, error) {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		if cfg.Ledger != nil && cfg.Ledger.Observer == nil {
+			if _, err := NewRecovery(reg, cfg.Ledger); err != nil {
+				return nil, fmt.Errorf("recovery metrics: %w", err)
+			}
+		}
 	}
 	m, err := newMetrics(reg)
 	if err != nil {

@@ -87,23 +87,45 @@ func nonEmpty(cards domain.Cards, name string) (domain.Cards, error) {
 
 // cardYAML is a card as written in a file.
 type cardYAML struct {
-	Name                 string    `yaml:"name"`
-	Description          string    `yaml:"description"`
-	SideEffect           string    `yaml:"side_effect"`
-	Provider             string    `yaml:"provider"`
-	ProviderIdempotency  string    `yaml:"provider_idempotency"`
-	ProviderKeyRetention string    `yaml:"provider_key_retention"`
-	Lookup               string    `yaml:"lookup"`
-	LookupURL            string    `yaml:"lookup_url"`
-	LookupAuthoritative  bool      `yaml:"lookup_authoritative"`
-	RequiresApproval     bool      `yaml:"requires_approval"`
-	Retry                retryYAML `yaml:"retry"`
-	Retryable            []string  `yaml:"retryable"`
-	Terminal             []string  `yaml:"terminal"`
-	Lease                string    `yaml:"lease"`
-	Owner                string    `yaml:"owner"`
-	NotifyURL            string    `yaml:"notify_url"`
-	Unverified           []string  `yaml:"unverified"`
+	Name                 string     `yaml:"name"`
+	Description          string     `yaml:"description"`
+	SideEffect           string     `yaml:"side_effect"`
+	Provider             string     `yaml:"provider"`
+	ProviderIdempotency  string     `yaml:"provider_idempotency"`
+	ProviderKeyRetention string     `yaml:"provider_key_retention"`
+	Lookup               string     `yaml:"lookup"`
+	LookupURL            string     `yaml:"lookup_url"`
+	LookupAuthoritative  bool       `yaml:"lookup_authoritative"`
+	RequiresApproval     bool       `yaml:"requires_approval"`
+	Retry                retryYAML  `yaml:"retry"`
+	Retryable            []string   `yaml:"retryable"`
+	Terminal             []string   `yaml:"terminal"`
+	Lease                string     `yaml:"lease"`
+	Owner                string     `yaml:"owner"`
+	NotifyURL            string     `yaml:"notify_url"`
+	Notify               []destYAML `yaml:"notify"`
+	EscalateAfter        string     `yaml:"escalate_after"`
+	Escalate             []destYAML `yaml:"escalate"`
+	NotifyIncludeData    bool       `yaml:"notify_include_data"`
+	Unverified           []string   `yaml:"unverified"`
+}
+
+// destYAML is a notification destination; format defaults to standard.
+type destYAML struct {
+	URL       string `yaml:"url"`
+	SecretEnv string `yaml:"secret_env"`
+	Format    string `yaml:"format"`
+}
+
+func destinations(ds []destYAML) []domain.Destination {
+	var out []domain.Destination
+	for _, d := range ds {
+		if d.Format == "" {
+			d.Format = domain.FormatStandard
+		}
+		out = append(out, domain.Destination{URL: d.URL, SecretEnv: d.SecretEnv, Format: d.Format})
+	}
+	return out
 }
 
 type retryYAML struct {
@@ -173,7 +195,9 @@ func (y cardYAML) toDomain() (domain.Card, []domain.FieldError) {
 		Retry: domain.RetryPolicy{MaxAttempts: y.Retry.MaxAttempts, MaxElapsed: dur("retry.max_elapsed", y.Retry.MaxElapsed),
 			Backoff: dur("retry.backoff", y.Retry.Backoff), BackoffMax: dur("retry.backoff_max", y.Retry.BackoffMax)},
 		Retryable: classes("retryable", y.Retryable), Terminal: classes("terminal", y.Terminal),
-		Lease: dur("lease", y.Lease), Owner: y.Owner, NotifyURL: y.NotifyURL, Unverified: y.Unverified}
+		Lease: dur("lease", y.Lease), Owner: y.Owner, NotifyURL: y.NotifyURL, Unverified: y.Unverified,
+		Notify: destinations(y.Notify), EscalateAfter: dur("escalate_after", y.EscalateAfter), Escalate: destinations(y.Escalate),
+		NotifyIncludeData: y.NotifyIncludeData}
 	if y.Lease == "" {
 		c.Lease = 30 * time.Second
 	}

@@ -37,6 +37,10 @@ func TestLoad_ErrorsNameFileCardAndField(t *testing.T) {
 		{"retention needed", "- {name: a.b, provider: p, provider_idempotency: key, retry: {max_attempts: 1, backoff: 1s}}", `card "a.b": provider_key_retention is required`},
 		{"unknown field", "- {name: a.b, providr: p}", `unknown field "providr"`},
 		{"duplicate", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}}\n- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}}", `card "a.b": name is defined twice`},
+		{"bad notify format", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, notify: [{url: 'https://h.example.com', format: teams}]}", `card "a.b": notify[0].format must be standard or slack`},
+		{"bad notify url", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, notify: [{url: 'ftp://h'}]}", `card "a.b": notify[0].url must be an http(s) URL`},
+		{"escalate without delay", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, escalate: [{url: 'https://p.example.com'}]}", `card "a.b": escalate_after is required`},
+		{"both notify forms", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, notify_url: 'https://a.example.com', notify: [{url: 'https://h.example.com'}]}", `card "a.b": notify_url cannot be used together with notify`},
 		{"no name", "- {provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}}", `card 1: name must be`},
 		// What `handoff cards check` prints when a provider key could pick the link's host.
 		{"lookup_url host placeholder", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, lookup: manual, lookup_url: 'https://{provider_key}'}",
@@ -56,5 +60,51 @@ func TestLoad_ErrorsNameFileCardAndField(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNotifyFields: the notify list (format defaulting to standard),
+// escalate_after with escalate, and the notify_url shorthand, which
+// HANDOFF_NOTIFY_URL's default does not override.
+func TestNotifyFields(t *testing.T) {
+	yaml := `
+- name: a.b
+  provider: p
+  provider_idempotency: none
+  retry: {max_attempts: 1, backoff: 1s}
+  notify:
+    - {url: "https://hooks.example.com/h", secret_env: HOOK_SECRET}
+    - {url: "https://hooks.slack.com/services/T/B/x", format: slack}
+  escalate_after: 30m
+  escalate: [{url: "https://pager.example.com/", secret_env: PAGER_SECRET}]
+- name: c.d
+  provider: p
+  provider_idempotency: none
+  retry: {max_attempts: 1, backoff: 1s}
+  notify_url: https://legacy.example.com/
+- name: e.f
+  provider: p
+  provider_idempotency: none
+  retry: {max_attempts: 1, backoff: 1s}
+`
+	file := filepath.Join(t.TempDir(), "types.yaml")
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := cards.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs = cs.WithDefaultNotify("https://default.example.com/")
+	ab := cs["a.b"]
+	if len(ab.Notify) != 2 || ab.Notify[0] != (domain.Destination{URL: "https://hooks.example.com/h", SecretEnv: "HOOK_SECRET", Format: "standard"}) ||
+		ab.Notify[1].Format != "slack" || ab.EscalateAfter != 30*time.Minute || len(ab.Escalate) != 1 || ab.Escalate[0].SecretEnv != "PAGER_SECRET" {
+		t.Fatalf("a.b: %+v", ab)
+	}
+	if d := cs["c.d"].Destinations(); len(d) != 1 || d[0].URL != "https://legacy.example.com/" || d[0].SecretEnv != "HANDOFF_NOTIFY_SECRET" {
+		t.Fatalf("c.d: %+v", d)
+	}
+	if d := cs["e.f"].Destinations(); len(d) != 1 || d[0].URL != "https://default.example.com/" || d[0].SecretEnv != "HANDOFF_NOTIFY_SECRET" {
+		t.Fatalf("e.f: %+v", d)
 	}
 }

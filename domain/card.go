@@ -71,7 +71,14 @@ type Card struct {
 	Lease                time.Duration
 	Owner                string
 	NotifyURL            string
-	Unverified           []string
+	// Notify lists where notifications go; NotifyURL is its one-destination
+	// shorthand. EscalateAfter and Escalate name who is told about items
+	// still unassigned and unresolved after that long.
+	Notify            []Destination
+	EscalateAfter     time.Duration
+	Escalate          []Destination
+	NotifyIncludeData bool // notifications carry content and result data
+	Unverified        []string
 }
 
 var cardNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,99}$`)
@@ -141,6 +148,37 @@ func (c Card) Validate() []FieldError {
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			bad("notify_url", "must be an http(s) URL")
 		}
+	}
+	if c.NotifyURL != "" && len(c.Notify) > 0 {
+		bad("notify_url", "cannot be used together with notify")
+	}
+	for i, d := range c.Notify {
+		errs = append(errs, d.validate(fmt.Sprintf("notify[%d]", i))...)
+	}
+	for i, d := range c.Escalate {
+		errs = append(errs, d.validate(fmt.Sprintf("escalate[%d]", i))...)
+	}
+	if c.EscalateAfter < 0 {
+		bad("escalate_after", "must not be negative")
+	}
+	if len(c.Escalate) > 0 && c.EscalateAfter == 0 {
+		bad("escalate_after", "is required when escalate lists destinations")
+	}
+	return errs
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (d Destination) validate(field string) []FieldError {
+	var errs []FieldError
+	if u, err := url.Parse(d.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		errs = append(errs, FieldError{field + ".url", "must be an http(s) URL"})
+	}
+	if d.SecretEnv != "" && !envNameRE.MatchString(d.SecretEnv) {
+		errs = append(errs, FieldError{field + ".secret_env", "must name an environment variable"})
+	}
+	if d.Format != FormatStandard && d.Format != FormatSlack {
+		errs = append(errs, FieldError{field + ".format", "must be standard or slack"})
 	}
 	return errs
 }

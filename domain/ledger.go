@@ -19,6 +19,18 @@ type Ledger struct {
 	Now               func() time.Time
 	Jitter            func() float64
 	MaxCausationDepth int
+	// Observer, if set, is told of every change the Ledger wrote.
+	Observer ChangeObserver
+}
+
+// ChangeObserver is told of each change after it was written: the recovery
+// metrics count desk entries, resolutions, attempts and effects from it.
+type ChangeObserver interface{ Observe(Change) }
+
+func (l *Ledger) observe(ch Change) {
+	if l.Observer != nil && !ch.Unchanged {
+		l.Observer.Observe(ch)
+	}
 }
 
 // NewLedger wires a ledger with the real clock and randomness.
@@ -106,6 +118,7 @@ func (l *Ledger) mutate(ctx context.Context, actor Actor, id string, cmd Command
 		} else if err != nil {
 			return Change{}, err
 		}
+		l.observe(ch)
 		return ch, nil
 	}
 	return Change{}, Errorf(EUnavailable, "the operation is changing too fast; try again")
@@ -128,6 +141,7 @@ func (l *Ledger) catchUp(ctx context.Context, op Operation, card Card, now time.
 	} else if err != nil {
 		return op, err
 	}
+	l.observe(ch)
 	return ch.Op, nil
 }
 

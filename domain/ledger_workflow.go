@@ -65,6 +65,7 @@ func (l *Ledger) Register(ctx context.Context, actor Actor, r Registration) (Reg
 	if !created { // the key is known: a retry, a redelivery or a concurrent twin
 		return l.replay(ctx, actor, op, r, content)
 	}
+	l.observe(ch)
 	res := RegisterResult{Operation: op, Created: true}
 	if r.Claim != nil {
 		if ch.Attempt != nil {
@@ -235,6 +236,7 @@ func (l *Ledger) ClaimNext(ctx context.Context, actor Actor, p PullClaim) ([]Cla
 	}
 	out := []ClaimResult{}
 	for _, ch := range changes {
+		l.observe(ch)
 		if ch.Op.State == Processing {
 			out = append(out, claimResult(ch))
 		}
@@ -456,6 +458,10 @@ func (l *Ledger) Sweep(ctx context.Context, limit int) (int, error) {
 		if after.Version != op.Version {
 			n++
 		}
+	}
+	if _, ok := l.Store.(OutboxStore); ok && n < limit {
+		m, err := l.Escalate(ctx, limit-n)
+		return n + m, err
 	}
 	return n, nil
 }

@@ -43,6 +43,12 @@ type Operation struct {
 	Assignee   string
 	Resolution *Resolution
 
+	// The desk clock: when the operation last came to wait on a person
+	// (desk or approval), when a person took it, when it was escalated.
+	DeskEnteredAt *time.Time
+	AssignedAt    *time.Time
+	EscalatedAt   *time.Time
+
 	// AuditHead is the hash of the last event in the operation's audit
 	// stream, so the next event can be chained without reading it back.
 	AuditHead string

@@ -135,6 +135,7 @@ func NewOperation(r Registration, content []byte, loop bool, env Env) (Change, e
 		ch.Attempt = claimed.Attempt
 		ch.Events = append(ch.Events, claimed.Events...)
 	}
+	followUp(Operation{}, &ch, env)
 	stamp(&ch, env)
 	seal(&ch)
 	return ch, nil

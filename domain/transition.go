@@ -36,6 +36,25 @@ type Change struct {
 	Superseded *Change
 	// Unchanged is set when the command was a repeat that changes nothing.
 	Unchanged bool
+	// Notifications are the outbox rows the change makes due, written in
+	// the same transaction.
+	Notifications []Notification
+	// LeftDesk is, for a change that takes the operation off the desk (or
+	// out of awaiting approval), when it entered and was taken: what the
+	// recovery metrics measure.
+	LeftDesk *DeskClock
+	// DeskEntry is, for a change that puts the operation on the desk or
+	// awaiting approval, why (DeskReason).
+	DeskEntry string
+}
+
+// DeskClock is how an operation left the desk: when it entered, when a
+// person took it, and the decision.
+type DeskClock struct {
+	EnteredAt  *time.Time
+	AssignedAt *time.Time
+	ByPerson   bool
+	Decision   string
 }
 
 // AttemptChange inserts an attempt (New) or records its begin or end.
@@ -103,6 +122,7 @@ func (LapseResend) name() string { return "lapse_resend" }
 func Decide(op Operation, cmd Command, env Env) (Change, error) {
 	ch, err := decide(op, cmd, env)
 	if err == nil && !ch.Unchanged {
+		followUp(op, &ch, env)
 		stamp(&ch, env)
 		seal(&ch)
 	}
@@ -145,6 +165,8 @@ func decide(op Operation, cmd Command, env Env) (Change, error) {
 		return decideAssign(op, c, env)
 	case Note:
 		return decideNote(op, c, env)
+	case Escalate:
+		return decideEscalate(op, env)
 	case Revise:
 		return decideRevise(op, c, env)
 	}

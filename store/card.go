@@ -30,7 +30,7 @@ func cardDefinition(c domain.Card) []byte {
 		}
 		return out
 	}
-	b, _ := json.Marshal(map[string]any{
+	def := map[string]any{
 		"name": c.Name, "description": c.Description, "side_effect": c.SideEffect, "provider": c.Provider,
 		"provider_idempotency": c.ProviderIdempotency.String(), "provider_key_retention": c.ProviderKeyRetention.String(),
 		"lookup": c.Lookup.String(), "lookup_url": c.LookupURL, "lookup_authoritative": c.LookupAuthoritative,
@@ -39,7 +39,26 @@ func cardDefinition(c domain.Card) []byte {
 			"backoff": c.Retry.Backoff.String(), "backoff_max": c.Retry.BackoffMax.String()},
 		"retryable": classes(c.Retryable), "terminal": classes(c.Terminal), "lease": c.Lease.String(),
 		"owner": c.Owner, "notify_url": c.NotifyURL, "unverified": c.Unverified,
-	})
+	}
+	// Added later: present only when set, so that older cards keep their
+	// recorded definition.
+	dests := func(ds []domain.Destination) []map[string]string {
+		out := make([]map[string]string, len(ds))
+		for i, d := range ds {
+			out[i] = map[string]string{"url": d.URL, "secret_env": d.SecretEnv, "format": d.Format}
+		}
+		return out
+	}
+	if len(c.Notify) > 0 {
+		def["notify"] = dests(c.Notify)
+	}
+	if c.EscalateAfter > 0 || len(c.Escalate) > 0 {
+		def["escalate_after"], def["escalate"] = c.EscalateAfter.String(), dests(c.Escalate)
+	}
+	if c.NotifyIncludeData {
+		def["notify_include_data"] = true
+	}
+	b, _ := json.Marshal(def)
 	canon, _ := domain.Canonicalize(b)
 	return canon
 }

@@ -67,8 +67,11 @@ func applyTx(tx *gorm.DB, ch domain.Change) error {
 }
 
 // writeSideRows writes what accompanies an operation's change: its attempt,
-// its content snapshot and its audit events.
+// its content snapshot, its audit events and its notifications (the outbox).
 func writeSideRows(tx *gorm.DB, ch domain.Change) error {
+	if err := writeNotifications(tx, ch.Notifications); err != nil {
+		return err
+	}
 	if a := ch.Attempt; a != nil {
 		if err := writeAttempt(tx, *a); err != nil {
 			return err

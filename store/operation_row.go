@@ -49,6 +49,9 @@ type operationRow struct {
 	ResolutionReason       *string
 	ResolutionAt           *time.Time
 	AuditHead              string
+	DeskEnteredAt          *time.Time
+	AssignedAt             *time.Time
+	EscalatedAt            *time.Time
 	CreatedAt              time.Time `gorm:"column:created_at;autoCreateTime:false"`
 	UpdatedAt              time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
 }
@@ -72,6 +75,7 @@ func toOperationRow(op domain.Operation) operationRow {
 		Attempts: op.Attempts, RetryFrom: op.RetryFrom, FirstAttemptAt: utcPtr(op.FirstAttemptAt),
 		LeaseToken: op.LeaseToken, NextRetryAt: utcPtr(op.NextRetryAt),
 		Assignee: op.Assignee, AuditHead: op.AuditHead,
+		DeskEnteredAt: utcPtr(op.DeskEnteredAt), AssignedAt: utcPtr(op.AssignedAt), EscalatedAt: utcPtr(op.EscalatedAt),
 		CreatedAt: op.CreatedAt.UTC(), UpdatedAt: op.UpdatedAt.UTC(),
 	}
 	if a := op.Approval; a != nil {
@@ -109,6 +113,7 @@ func (r operationRow) toDomain() (domain.Operation, error) {
 		Attempts: r.Attempts, RetryFrom: r.RetryFrom, FirstAttemptAt: utcPtr(r.FirstAttemptAt),
 		LeaseToken: r.LeaseToken, NextRetryAt: utcPtr(r.NextRetryAt), Assignee: r.Assignee,
 		AuditHead: r.AuditHead, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		DeskEnteredAt: utcPtr(r.DeskEnteredAt), AssignedAt: utcPtr(r.AssignedAt), EscalatedAt: utcPtr(r.EscalatedAt),
 	}
 	if r.ApprovalVersion != nil {
 		op.Approval = &domain.Approval{ContentVersion: *r.ApprovalVersion, By: deref(r.ApprovalBy), At: derefTime(r.ApprovalAt)}

@@ -30,6 +30,8 @@ func (s *server) deskRoutes(e *gin.Engine) {
 	g.GET("/audit", s.audit)
 	g.GET("/audit/export", s.auditExport)
 	g.GET("/types", s.types)
+	g.GET("/notifications", s.notifications)                  // desk_notifications.go
+	g.POST("/notifications/:id/resend", s.resendNotification) // desk_notifications.go
 }
 
 // me is the signed-in person; requirePerson guarantees there is one.

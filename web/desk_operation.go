@@ -29,6 +29,7 @@ func (s *server) showOperation(c *gin.Context, status int, p pages.Problem, d pa
 		return
 	}
 	v := operationView(it, me(c))
+	v.Notifications = s.operationNotifications(c, it.Op.ID)
 	v.Frame = s.frameFor(c, it.Op.Key, "queue")
 	v.Problem, v.Draft = p, d
 	page(c, status, pages.Operation(v), pages.OperationBody(v))

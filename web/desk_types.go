@@ -80,6 +80,7 @@ func cardView(c domain.Card) pages.CardView {
 	if c.NotifyURL != "" {
 		add("notify_url", c.NotifyURL, "Where Handoff announces an item entering the desk.", false)
 	}
+	addNotify(c, add) // desk_notifications.go
 	return v
 }
 

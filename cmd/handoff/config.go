@@ -21,6 +21,42 @@ type config struct {
 	MaxCausationDepth int
 	BodyLimit         int64
 	SignIn            signInConfig // signin.go
+	Notify            notifyConfig
+}
+
+// notifyConfig is where and how notifications are delivered.
+type notifyConfig struct {
+	URL          string        // HANDOFF_NOTIFY_URL: the destination of types without their own
+	AllowPrivate bool          // HANDOFF_NOTIFY_ALLOW_PRIVATE: let notifications reach private addresses
+	MaxAge       time.Duration // HANDOFF_NOTIFY_MAX_AGE: how long a notification is retried
+	Timeout      time.Duration // HANDOFF_NOTIFY_TIMEOUT: one attempt's bound
+}
+
+func notifyFromEnv(getenv func(string) string) (notifyConfig, error) {
+	c := notifyConfig{URL: getenv("HANDOFF_NOTIFY_URL"), MaxAge: domain.DefaultDeliveryPolicy.MaxAge, Timeout: 10 * time.Second}
+	if c.URL != "" {
+		u, err := url.Parse(c.URL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return c, fmt.Errorf("HANDOFF_NOTIFY_URL: %q must be an http(s) URL", c.URL)
+		}
+	}
+	switch v := getenv("HANDOFF_NOTIFY_ALLOW_PRIVATE"); v {
+	case "", "false":
+	case "true":
+		c.AllowPrivate = true
+	default:
+		return c, fmt.Errorf("HANDOFF_NOTIFY_ALLOW_PRIVATE: %q must be true or false", v)
+	}
+	for name, d := range map[string]*time.Duration{"HANDOFF_NOTIFY_MAX_AGE": &c.MaxAge, "HANDOFF_NOTIFY_TIMEOUT": &c.Timeout} {
+		if v := getenv(name); v != "" {
+			p, err := time.ParseDuration(v)
+			if err != nil || p <= 0 {
+				return c, fmt.Errorf("%s: %q is not a positive duration", name, v)
+			}
+			*d = p
+		}
+	}
+	return c, nil
 }
 
 func configFromEnv(getenv func(string) string) (config, error) {
@@ -52,16 +88,26 @@ func configFromEnv(getenv func(string) string) (config, error) {
 		c.MaxCausationDepth = n
 	}
 	var err error
+	if c.Notify, err = notifyFromEnv(getenv); err != nil {
+		return c, err
+	}
 	c.SignIn, err = signInFromEnv(getenv, c.Addr)
 	return c, err
 }
 
 // loadCards reads the configured operation types, or the bundled examples.
 func (c config) loadCards() (domain.Cards, error) {
+	var cs domain.Cards
+	var err error
 	if c.Cards == "" {
-		return cards.Examples()
+		cs, err = cards.Examples()
+	} else {
+		cs, err = cards.Load(c.Cards)
 	}
-	return cards.Load(c.Cards)
+	if err != nil {
+		return nil, err
+	}
+	return cs.WithDefaultNotify(c.Notify.URL), nil
 }
 
 func or(v, def string) string {

@@ -7,14 +7,18 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/opshandoff/handoff/api"
 	"github.com/opshandoff/handoff/auth"
 	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/notify"
 	"github.com/opshandoff/handoff/reconcile"
 	"github.com/opshandoff/handoff/store"
 	"github.com/opshandoff/handoff/web"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // routes sends the JSON API and the service endpoints to the api package and
@@ -58,7 +62,13 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	apiHandler, err := api.New(api.Config{
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	recovery, err := api.NewRecovery(reg, ledger)
+	if err != nil {
+		return err
+	}
+	apiHandler, err := api.New(api.Config{Registry: reg,
 		// People is nil without OIDC: every JWT is then refused.
 		Ledger: ledger, Auth: auth.Chain{Tokens: tokens, People: people}, Ready: s.Ping,
 		BodyLimit: cfg.BodyLimit, TrustedProxies: cfg.TrustedProxies,
@@ -77,6 +87,12 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()
 	go (&reconcile.Sweeper{Ledger: ledger, Interval: cfg.SweepInterval}).Run(sweepCtx)
+	deliverer := &reconcile.Deliverer{Store: s,
+		Sender: notify.NewSender(notify.Sender{DeskBase: cfg.SignIn.PublicURL, Timeout: cfg.Notify.Timeout,
+			AllowPrivate: cfg.Notify.AllowPrivate, Getenv: os.Getenv}),
+		Policy: domain.DeliveryPolicy{Base: domain.DefaultDeliveryPolicy.Base, Max: domain.DefaultDeliveryPolicy.Max, MaxAge: cfg.Notify.MaxAge},
+		Lease:  2*cfg.Notify.Timeout + 5*time.Second, Observe: recovery.ObserveDelivery}
+	go deliverer.Run(sweepCtx)
 	if err := startAuditLoops(sweepCtx, s); err != nil {
 		return err
 	}

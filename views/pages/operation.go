@@ -23,6 +23,8 @@ type OperationView struct {
 	Actions      Actions
 	Problem      Problem
 	Draft        Draft // what the person typed into the form that was refused
+	// Notifications are the operation's notifications and their attempts.
+	Notifications []NotificationRow
 }
 
 // OpFacts are the operation's fields as text.

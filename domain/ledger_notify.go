@@ -1,0 +1,111 @@
+package domain
+
+import (
+	"context"
+	"time"
+)
+
+// outbox returns the store's outbox, or an internal error.
+func (l *Ledger) outbox() (OutboxStore, error) {
+	ob, ok := l.Store.(OutboxStore)
+	if !ok {
+		return nil, Errorf(EInternal, "this store keeps no notifications")
+	}
+	return ob, nil
+}
+
+// Escalate escalates up to limit desk items left unassigned and unresolved
+// past their card's escalate_after, and reports how many it escalated. Safe
+// on every replica at once: each escalation is a compare-and-set.
+func (l *Ledger) Escalate(ctx context.Context, limit int) (int, error) {
+	after := map[string]time.Duration{}
+	for _, c := range l.Cards {
+		if c.EscalateAfter > 0 {
+			after[c.Name] = c.EscalateAfter
+		}
+	}
+	if len(after) == 0 {
+		return 0, nil
+	}
+	ob, err := l.outbox()
+	if err != nil {
+		return 0, err
+	}
+	ops, now, err := ob.EscalationDue(ctx, after, limit)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, op := range ops {
+		card, err := l.Cards.Get(op.Type)
+		if err != nil || !EscalationDue(op, card, now) {
+			continue
+		}
+		ch, err := Decide(op, Escalate{}, l.env(ctx, card, System, now))
+		if err != nil {
+			continue
+		}
+		if err := l.Store.Apply(ctx, ch); ErrorCode(err) == EConflict {
+			continue // assigned, resolved or escalated meanwhile
+		} else if err != nil {
+			return n, err
+		}
+		l.observe(ch)
+		n++
+	}
+	return n, nil
+}
+
+// Notifications lists the operation's notifications and their attempts.
+func (l *Ledger) Notifications(ctx context.Context, actor Actor, id string) ([]NotificationRecord, error) {
+	if err := requirePerson(actor, RoleViewer); err != nil {
+		return nil, err
+	}
+	ob, err := l.outbox()
+	if err != nil {
+		return nil, err
+	}
+	return ob.Notifications(ctx, id)
+}
+
+// NotificationDestinations lists every destination's delivery record.
+func (l *Ledger) NotificationDestinations(ctx context.Context, actor Actor) ([]DestinationStats, error) {
+	if err := requirePerson(actor, RoleAdmin); err != nil {
+		return nil, err
+	}
+	ob, err := l.outbox()
+	if err != nil {
+		return nil, err
+	}
+	return ob.NotificationDestinations(ctx)
+}
+
+// UndeliveredNotifications lists the latest notifications not delivered.
+func (l *Ledger) UndeliveredNotifications(ctx context.Context, actor Actor, limit int) ([]NotificationRecord, error) {
+	if err := requirePerson(actor, RoleAdmin); err != nil {
+		return nil, err
+	}
+	ob, err := l.outbox()
+	if err != nil {
+		return nil, err
+	}
+	return ob.UndeliveredNotifications(ctx, limit)
+}
+
+// ResendNotification sends a notification again, with the same id, and
+// records who asked in the audit trail.
+func (l *Ledger) ResendNotification(ctx context.Context, actor Actor, id, reason string) (NotificationRecord, error) {
+	if err := requirePerson(actor, RoleAdmin); err != nil {
+		return NotificationRecord{}, err
+	}
+	if errs := validReason("reason", reason); len(errs) > 0 {
+		return NotificationRecord{}, Invalid(errs...)
+	}
+	ob, err := l.outbox()
+	if err != nil {
+		return NotificationRecord{}, err
+	}
+	now := l.Now()
+	e := SystemEvent(ctx, l.IDs, now, actor, "notification_resent", reason, map[string]any{"notification_id": id})
+	return ob.Resend(ctx, id, now, e)
+}

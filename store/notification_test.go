@@ -1,0 +1,142 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/store/storetest"
+)
+
+func notifyCards() domain.Cards {
+	cs := testCards()
+	for name, c := range cs {
+		c.Notify = []domain.Destination{{URL: "https://hooks.example.com/" + name, SecretEnv: "S", Format: domain.FormatStandard}}
+		c.EscalateAfter = 30 * time.Minute
+		c.Escalate = []domain.Destination{{URL: "https://pager.example.com/", Format: domain.FormatStandard}}
+		cs[name] = c
+	}
+	return cs
+}
+
+var dave = domain.Actor{Kind: domain.ActorPerson, Name: "dave", Email: "dave@example.com", Role: domain.RoleAdmin}
+
+// toDesk registers an operation and settles it as unknown_outcome.
+func toDesk(t *testing.T, l *domain.Ledger, key string) domain.Operation {
+	t.Helper()
+	ctx := context.Background()
+	res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create", Content: json.RawMessage(`{"a":1}`),
+		Claim: &domain.Claim{Worker: "w"}})
+	if err != nil || res.Claim == nil {
+		t.Fatalf("register: %+v %v", res, err)
+	}
+	tok := res.Claim.Lease.Token
+	if _, err := l.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: tok}); err != nil {
+		t.Fatal(err)
+	}
+	op, err := l.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeUnknown,
+		Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Code: "read_timeout"}})
+	if err != nil || op.State != domain.UnknownOutcome {
+		t.Fatalf("settle: %s %v", op.State, err)
+	}
+	return op
+}
+
+// TestOutboxIsWrittenWithTheTransition: the desk entry's notification is in
+// the outbox once the transition is, and a change that loses its
+// compare-and-set writes no notification.
+func TestOutboxIsWrittenWithTheTransition(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	l := domain.NewLedger(st, notifyCards())
+	op := toDesk(t, l, "k1")
+	ns, err := st.Notifications(ctx, op.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ns) != 1 || ns[0].Type != domain.NotifyHandedOff || ns[0].Status != domain.NotificationPending ||
+		ns[0].Destination.URL != "https://hooks.example.com/crm.task.create" || ns[0].Destination.SecretEnv != "S" {
+		t.Fatalf("outbox: %+v", ns)
+	}
+	if op.DeskEnteredAt == nil {
+		t.Fatal("desk entry time not kept")
+	}
+
+	// A stale change (version moved) writes nothing, notifications included.
+	loaded, now, err := st.Load(ctx, "", op.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	card := notifyCards()["crm.task.create"]
+	env := domain.Env{Card: card, Now: now, Actor: dave, NewID: (&domain.IDSource{}).New, Jitter: func() float64 { return 0 }}
+	ch, err := domain.Decide(loaded, domain.Resolve{Action: domain.ResolveConfirmExecuted, Result: &domain.Result{Ref: "r"}, Reason: "seen"}, env)
+	if err != nil || len(ch.Notifications) != 1 {
+		t.Fatalf("decide: %v %+v", err, ch.Notifications)
+	}
+	ch.FromVersion--
+	if err := st.Apply(ctx, ch); domain.ErrorCode(err) != domain.EConflict {
+		t.Fatalf("stale apply: %v", err)
+	}
+	if ns, _ := st.Notifications(ctx, op.ID); len(ns) != 1 {
+		t.Fatalf("a refused change left %d notifications", len(ns))
+	}
+	ch.FromVersion++
+	if err := st.Apply(ctx, ch); err != nil {
+		t.Fatal(err)
+	}
+	ns, _ = st.Notifications(ctx, op.ID)
+	if len(ns) != 2 || ns[1].Type != domain.NotifyResolved {
+		t.Fatalf("after resolve: %+v", ns)
+	}
+}
+
+// TestEscalationSweep moves the clock past escalate_after: the sweep
+// escalates the unassigned desk item once, and never the assigned one.
+func TestEscalationSweep(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	l := domain.NewLedger(st, notifyCards())
+	lone := toDesk(t, l, "lone")
+	taken := toDesk(t, l, "taken")
+	if _, err := l.Assign(ctx, dave, taken.ID, domain.Assign{Assignee: "dave@example.com", Reason: "mine"}); err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Now().UTC().Add(29 * time.Minute)
+	st.SetClock(func() time.Time { return clock })
+	escalated := func() map[string]int {
+		out := map[string]int{}
+		for _, id := range []string{lone.ID, taken.ID} {
+			ns, err := st.Notifications(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range ns {
+				if n.Type == domain.NotifyEscalated {
+					out[id]++
+				}
+			}
+		}
+		return out
+	}
+	if _, err := l.Sweep(ctx, 100); err != nil {
+		t.Fatal(err)
+	}
+	if e := escalated(); len(e) != 0 {
+		t.Fatalf("escalated before escalate_after: %v", e)
+	}
+	clock = clock.Add(2 * time.Minute)
+	for range 3 {
+		if _, err := l.Sweep(ctx, 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e := escalated(); e[lone.ID] != 1 || e[taken.ID] != 0 {
+		t.Fatalf("escalations %v, want one for %s only", e, lone.ID)
+	}
+	op, _ := l.Get(ctx, dave, lone.ID)
+	if op.EscalatedAt == nil {
+		t.Fatal("escalation not recorded on the operation")
+	}
+}

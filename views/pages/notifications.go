@@ -1,0 +1,45 @@
+package pages
+
+import (
+	"time"
+
+	"github.com/opshandoff/handoff/views/layouts"
+)
+
+// NotificationRow is one notification of an operation and its attempts.
+type NotificationRow struct {
+	ID, Type, URL, Format, Status, LastError string
+	OperationID                              string
+	CreatedAt                                time.Time
+	DeliveredAt                              *time.Time
+	NextAttemptAt                            *time.Time // while pending
+	Attempts                                 []NotificationAttemptRow
+	CanResend                                bool
+}
+
+// NotificationAttemptRow is one delivery attempt.
+type NotificationAttemptRow struct {
+	Number     int
+	At         time.Time
+	StatusCode string
+	Latency    string
+	Outcome    string
+	Answer     string // the error, or the first 1 KB of the answer
+}
+
+// DestinationRow is one destination's record.
+type DestinationRow struct {
+	URL, Format, FailureRate, LastError                  string
+	LastErrorAt                                          *time.Time
+	Notifications, Delivered, Failed, Pending, AttemptsN int
+}
+
+// NotificationsView is the admin page of destinations and undelivered
+// notifications.
+type NotificationsView struct {
+	Frame        layouts.Frame
+	Destinations []DestinationRow
+	Undelivered  []NotificationRow
+	Problem      Problem
+	Resent       string // the id just sent again
+}
