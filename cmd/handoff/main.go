@@ -25,6 +25,7 @@ usage:
                                                    export the audit trail with its chain fields
   handoff audit verify [--partial] FILE            check an export offline: chains, checkpoints, gaps
   handoff audit verify --db                        check the database's audit trail
+  handoff healthcheck [URL]                        exit 0 when the server at HANDOFF_ADDR (or URL) is ready
 `
 
 func main() {
@@ -47,6 +48,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	slog.SetDefault(cfg.logger(stderr))
 	switch cmd {
 	case "serve":
 		return serve(ctx, cfg, stderr)
@@ -58,6 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cardsCmd(args, stdout)
 	case "audit":
 		return auditCmd(ctx, cfg, args, stdout, stderr)
+	case "healthcheck":
+		return healthcheck(ctx, cfg, args, stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
