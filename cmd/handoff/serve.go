@@ -92,7 +92,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 			"  handoff token create --namespace default --name my-workflow\n"+
 			"(with the same HANDOFF_DATABASE_URL: %s)\n", redact(cfg.DatabaseURL))
 	}
-	slog.Info("handoff serving", "addr", "http://"+cfg.Addr, "database", s.Dialect())
+	slog.Info("handoff serving", "version", version, "addr", "http://"+cfg.Addr, "database", s.Dialect())
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
