@@ -401,6 +401,13 @@ func TestCompose_Topology(t *testing.T) {
 // variable of the test's own environment) and waits until it is ready.
 func launch(t *testing.T, env map[string]string) *server {
 	t.Helper()
+	s, _, _ := launchCmd(t, env)
+	return s
+}
+
+// launchCmd is launch that also gives the process and its log.
+func launchCmd(t *testing.T, env map[string]string) (*server, *exec.Cmd, *syncBuffer) {
+	t.Helper()
 	bin := handoffBinary(t)
 	var list []string
 	for _, kv := range os.Environ() {
@@ -415,8 +422,8 @@ func launch(t *testing.T, env map[string]string) *server {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "serve")
 	cmd.Env = list
-	var logs syncBuffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	logs := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -427,8 +434,8 @@ func launch(t *testing.T, env map[string]string) *server {
 			t.Logf("%s log:\n%s", s.URL, logs.String())
 		}
 	})
-	waitReady(t, s.URL, &logs)
-	return s
+	waitReady(t, s.URL, logs)
+	return s, cmd, logs
 }
 
 // waitReady polls /readyz until it answers 200.

@@ -38,7 +38,10 @@ func handoffBinary(t testing.TB) string {
 			return
 		}
 		binary = filepath.Join(dir, "handoff")
-		out, err := exec.Command("go", "build", "-o", binary, "../cmd/handoff").CombinedOutput()
+		// Built as the Dockerfile builds it, so its test shares the build.
+		cmd := exec.Command("go", "build", "-trimpath", "-o", binary, "../cmd/handoff")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
