@@ -73,7 +73,7 @@ func createToken(ctx context.Context, dbURL string) (string, error) {
 		return "", err
 	}
 	defer s.Close()
-	secret, tok, err := auth.NewTokens(s).Create(ctx, "demo", "sample-workflow-"+time.Now().UTC().Format("20060102T150405"))
+	secret, tok, err := auth.NewTokens(s).Create(ctx, "demo", "sample-workflow-"+time.Now().UTC().Format("20060102-150405"))
 	if err != nil {
 		return "", err
 	}
