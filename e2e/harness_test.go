@@ -38,7 +38,10 @@ func handoffBinary(t testing.TB) string {
 			return
 		}
 		binary = filepath.Join(dir, "handoff")
-		out, err := exec.Command("go", "build", "-o", binary, "../cmd/handoff").CombinedOutput()
+		// Built as the Dockerfile builds it, so its test shares the build.
+		cmd := exec.Command("go", "build", "-trimpath", "-o", binary, "../cmd/handoff")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -48,6 +51,10 @@ func handoffBinary(t testing.TB) string {
 	}
 	return binary
 }
+
+// databaseURL gives each server a fresh database; the PgBouncer test
+// replaces it to run tests through PgBouncer.
+var databaseURL = storetest.URL
 
 // server is a running handoff process and a workflow token for it.
 type server struct {
@@ -68,7 +75,7 @@ func startServer(t testing.TB, extra ...string) *server {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	env := append(os.Environ(), "HANDOFF_DATABASE_URL="+storetest.URL(t), "HANDOFF_ADDR="+addr,
+	env := append(os.Environ(), "HANDOFF_DATABASE_URL="+databaseURL(t), "HANDOFF_ADDR="+addr,
 		"HANDOFF_CARDS=testdata/cards.yaml", "HANDOFF_SWEEP_INTERVAL=100ms")
 	env = append(env, extra...)
 	s := &server{URL: "http://" + addr, env: env, bin: bin}

@@ -153,6 +153,13 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Nothing pending: do not take the migration lock. On PostgreSQL it is
+	// a session advisory lock, which PgBouncer in transaction mode cannot
+	// carry; replicas behind it start without it once `handoff migrate` has
+	// run on a direct connection.
+	if pending, err := p.HasPending(ctx); err == nil && !pending {
+		return nil
+	}
 	results, err := p.Up(ctx)
 	if err != nil {
 		return domain.Wrap(domain.EUnavailable, err, "migrating the database failed")

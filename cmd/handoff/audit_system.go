@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/opshandoff/handoff/domain"
@@ -66,7 +67,7 @@ func recordCardsLoaded(ctx context.Context, s *store.Store, versions map[string]
 //	HANDOFF_AUDIT_CHECKPOINT_INTERVAL  how often checkpoints are written (default 1m)
 //	HANDOFF_AUDIT_RETENTION            how long the streams of final operations
 //	                                   are kept, e.g. 400d; empty keeps them for ever
-func startAuditLoops(ctx context.Context, s *store.Store) error {
+func startAuditLoops(ctx context.Context, loops *sync.WaitGroup, s *store.Store) error {
 	interval, err := auditDuration("HANDOFF_AUDIT_CHECKPOINT_INTERVAL", time.Minute)
 	if err != nil {
 		return err
@@ -78,7 +79,9 @@ func startAuditLoops(ctx context.Context, s *store.Store) error {
 	if retention > 0 {
 		slog.Info("audit retention", "final_operations_kept", retention)
 	}
-	go (&reconcile.Checkpointer{Trail: domain.NewAuditTrail(s), Interval: interval, Retention: retention}).Run(ctx)
+	loops.Go(func() {
+		(&reconcile.Checkpointer{Trail: domain.NewAuditTrail(s), Interval: interval, Retention: retention}).Run(ctx)
+	})
 	return nil
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
 	"net/url"
 	"strconv"
 	"strings"
@@ -22,6 +24,8 @@ type config struct {
 	BodyLimit         int64
 	SignIn            signInConfig // signin.go
 	Notify            notifyConfig
+	ShutdownTimeout   time.Duration
+	LogFormat         string // "text" or "json"
 }
 
 // notifyConfig is where and how notifications are delivered.
@@ -67,6 +71,18 @@ func configFromEnv(getenv func(string) string) (config, error) {
 		SweepInterval:     5 * time.Second,
 		MaxCausationDepth: domain.MaxCausationDepth,
 		BodyLimit:         256 << 10,
+		ShutdownTimeout:   20 * time.Second,
+		LogFormat:         or(getenv("HANDOFF_LOG_FORMAT"), "text"),
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return c, fmt.Errorf("HANDOFF_LOG_FORMAT: %q is neither text nor json", c.LogFormat)
+	}
+	if v := getenv("HANDOFF_SHUTDOWN_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("HANDOFF_SHUTDOWN_TIMEOUT: %q is not a positive duration", v)
+		}
+		c.ShutdownTimeout = d
 	}
 	if v := getenv("HANDOFF_SWEEP_INTERVAL"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -108,6 +124,14 @@ func (c config) loadCards() (domain.Cards, error) {
 		return nil, err
 	}
 	return cs.WithDefaultNotify(c.Notify.URL), nil
+}
+
+// logger writes the process's log records as text or as JSON lines.
+func (c config) logger(w io.Writer) *slog.Logger {
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
 }
 
 func or(v, def string) string {

@@ -12,6 +12,9 @@ import (
 	"syscall"
 )
 
+// version is stamped at build time: -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
 const usage = `handoff — an operation ledger with a human reconciliation desk
 
 usage:
@@ -25,6 +28,8 @@ usage:
                                                    export the audit trail with its chain fields
   handoff audit verify [--partial] FILE            check an export offline: chains, checkpoints, gaps
   handoff audit verify --db                        check the database's audit trail
+  handoff version                                  print the version
+  handoff healthcheck [URL]                        exit 0 when the server at HANDOFF_ADDR (or URL) is ready
 `
 
 func main() {
@@ -47,6 +52,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	slog.SetDefault(cfg.logger(stderr))
 	switch cmd {
 	case "serve":
 		return serve(ctx, cfg, stderr)
@@ -58,6 +64,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cardsCmd(args, stdout)
 	case "audit":
 		return auditCmd(ctx, cfg, args, stdout, stderr)
+	case "healthcheck":
+		return healthcheck(ctx, cfg, args, stdout)
+	case "version", "--version":
+		fmt.Fprintln(stdout, version)
+		return nil
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

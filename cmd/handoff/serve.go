@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/opshandoff/handoff/api"
@@ -32,7 +33,7 @@ func routes(apiHandler, deskHandler http.Handler) http.Handler {
 	return mux
 }
 
-// serve runs the API and the sweeper until ctx ends, then shuts down
+// serve runs the API and the loops until ctx ends, then shuts down
 // gracefully.
 func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	cards, err := cfg.loadCards()
@@ -84,37 +85,54 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
 		IdleTimeout: 2 * time.Minute}
 
-	sweepCtx, stopSweep := context.WithCancel(ctx)
-	defer stopSweep()
-	go (&reconcile.Sweeper{Ledger: ledger, Interval: cfg.SweepInterval}).Run(sweepCtx)
+	// The loops run on every replica; they stop after the HTTP server has
+	// finished, and the database closes (deferred above) after them.
+	loopCtx, stopLoops := context.WithCancel(context.Background())
+	var loops sync.WaitGroup
+	defer func() { stopLoops(); loops.Wait() }()
+	loops.Go(func() { (&reconcile.Sweeper{Ledger: ledger, Interval: cfg.SweepInterval}).Run(loopCtx) })
 	deliverer := &reconcile.Deliverer{Store: s,
 		Sender: notify.NewSender(notify.Sender{DeskBase: cfg.SignIn.PublicURL, Timeout: cfg.Notify.Timeout,
 			AllowPrivate: cfg.Notify.AllowPrivate, Getenv: os.Getenv}),
 		Policy: domain.DeliveryPolicy{Base: domain.DefaultDeliveryPolicy.Base, Max: domain.DefaultDeliveryPolicy.Max, MaxAge: cfg.Notify.MaxAge},
 		Lease:  2*cfg.Notify.Timeout + 5*time.Second, Observe: recovery.ObserveDelivery}
-	go deliverer.Run(sweepCtx)
-	if err := startAuditLoops(sweepCtx, s); err != nil {
+	loops.Go(func() { deliverer.Run(loopCtx) })
+	if err := startAuditLoops(loopCtx, &loops, s); err != nil {
 		return err
 	}
 
-	if list, err := tokens.List(ctx); err == nil && len(list) == 0 {
+	if list, err := tokens.List(ctx); err == nil && len(list) == 0 && cfg.LogFormat == "json" {
+		slog.Info("no API tokens yet", "create_one_with", "handoff token create --namespace default --name my-workflow")
+	} else if err == nil && len(list) == 0 {
 		fmt.Fprintf(stderr, "No API tokens yet. Create one for a workflow with:\n"+
 			"  handoff token create --namespace default --name my-workflow\n"+
 			"(with the same HANDOFF_DATABASE_URL: %s)\n", redact(cfg.DatabaseURL))
 	}
-	slog.Info("handoff serving", "addr", "http://"+cfg.Addr, "database", s.Dialect())
+	slog.Info("handoff serving", "version", version, "addr", "http://"+cfg.Addr, "database", s.Dialect())
 
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Graceful shutdown: stop accepting, let the requests in flight finish
+	// within HANDOFF_SHUTDOWN_TIMEOUT, then stop the loops and close the
+	// database. Leases held by workers are left to expire.
+	slog.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+	shutdown, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	if err := srv.Shutdown(shutdown); err != nil {
+		slog.Warn("requests still running at the shutdown timeout were cut off", "err", err)
+		_ = srv.Close()
 	}
+	stopLoops()
+	loops.Wait()
+	slog.Info("stopped")
 	return nil
 }

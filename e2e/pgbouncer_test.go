@@ -1,0 +1,177 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/opshandoff/handoff/store"
+	"github.com/opshandoff/handoff/store/storetest"
+)
+
+const pgbouncerBinary = "/usr/sbin/pgbouncer"
+
+// TestPgBouncer_TransactionMode runs the lifecycle and concurrency tests
+// with every server behind PgBouncer in transaction mode, configured as
+// the README's "Running many replicas" says: pgx's describe cache instead
+// of named prepared statements, and migrations run on a direct connection
+// before the replicas start.
+func TestPgBouncer_TransactionMode(t *testing.T) {
+	if !storetest.Postgres() {
+		t.Skip("needs PostgreSQL: set " + storetest.EnvPostgres)
+	}
+	if _, err := os.Stat(pgbouncerBinary); err != nil {
+		t.Skip("needs pgbouncer (apt-get install pgbouncer; .ci/run installs it)")
+	}
+	direct, err := url.Parse(os.Getenv(storetest.EnvPostgres))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bouncer := startPgBouncer(t, direct)
+
+	admin, err := sql.Open("pgx", direct.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	databaseURL = func(t testing.TB) string {
+		t.Helper()
+		b := make([]byte, 6)
+		_, _ = rand.Read(b)
+		name := "handoff_pgb_" + hex.EncodeToString(b)
+		if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE " + name + " WITH (FORCE)") })
+		// `handoff migrate` on a direct connection: the migration lock is a
+		// session lock, which transaction pooling cannot hold.
+		d := *direct
+		d.Path = "/" + name
+		s, err := store.Open(context.Background(), d.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		return fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable&default_query_exec_mode=cache_describe", direct.User.Username(), bouncer, name)
+	}
+	defer func() { databaseURL = storetest.URL }()
+
+	for name, test := range map[string]func(*testing.T){
+		"ClientDo":                                TestClientDo,
+		"ConcurrentRegistrationsOfOneKey":         TestConcurrentRegistrationsOfOneKey,
+		"ConcurrentClaimsHaveOneWinner":           TestConcurrentClaimsHaveOneWinner,
+		"ReclaimFencesTheOldToken":                TestReclaimFencesTheOldToken,
+		"LeaseExpiringAfterBeginIsUnknownForever": TestLeaseExpiringAfterBeginIsUnknownForever,
+		"PullingWorkersNeverShareAnOperation":     TestPullingWorkersNeverShareAnOperation,
+	} {
+		t.Run(name, test)
+	}
+	// Everything went through PgBouncer, in transaction mode.
+	cons, err := sql.Open("pgx", fmt.Sprintf("postgres://%s@%s/pgbouncer?sslmode=disable&default_query_exec_mode=simple_protocol",
+		direct.User.Username(), bouncer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	var mode string
+	rows, err := cons.Query("SHOW CONFIG")
+	if err != nil {
+		t.Fatalf("PgBouncer's console: %v", err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(vals[0]) == "pool_mode" {
+			mode = fmt.Sprint(vals[1])
+		}
+	}
+	if mode != "transaction" {
+		t.Fatalf("PgBouncer's pool_mode is %q", mode)
+	}
+}
+
+// startPgBouncer runs PgBouncer in transaction mode on a free loopback port
+// in front of the PostgreSQL at direct, until the test ends.
+func startPgBouncer(t *testing.T, direct *url.URL) string {
+	t.Helper()
+	dir := t.TempDir()
+	addr := freeAddr(t, "127.0.0.1")
+	_, port, _ := net.SplitHostPort(addr)
+	user := direct.User.Username()
+	host, pgPort := direct.Hostname(), direct.Port()
+	if pgPort == "" {
+		pgPort = "5432"
+	}
+	conf := fmt.Sprintf(`[databases]
+* = host=%s port=%s
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = %s
+unix_socket_dir =
+auth_type = trust
+auth_file = %s/users.txt
+admin_users = %s
+pool_mode = transaction
+default_pool_size = 8
+max_client_conn = 1000
+server_reset_query =
+ignore_startup_parameters = extra_float_digits
+`, host, pgPort, port, dir, user)
+	if err := os.WriteFile(filepath.Join(dir, "pgbouncer.ini"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "users.txt"), []byte(fmt.Sprintf("%q \"\"\n", user)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{filepath.Join(dir, "pgbouncer.ini")}
+	if os.Geteuid() == 0 {
+		args = append([]string{"-u", "postgres"}, args...) // PgBouncer refuses to run as root
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, pgbouncerBinary, args...)
+	var logs syncBuffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("pgbouncer log:\n%s", logs.String())
+		}
+	})
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return addr
+		}
+		if time.Now().After(deadline) || strings.Contains(logs.String(), "FATAL") {
+			t.Fatalf("pgbouncer did not start: %v\n%s", err, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
