@@ -25,6 +25,8 @@ usage:
                                                    export the audit trail with its chain fields
   handoff audit verify [--partial] FILE            check an export offline: chains, checkpoints, gaps
   handoff audit verify --db                        check the database's audit trail
+  handoff sandbox [--addr A] [--idempotency none|key|key_and_params] [--retention D] [--lookup none|authoritative|unsure]
+                                                   run the simulated provider the drill uses
 `
 
 func main() {
@@ -58,6 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cardsCmd(args, stdout)
 	case "audit":
 		return auditCmd(ctx, cfg, args, stdout, stderr)
+	case "sandbox":
+		return sandboxCmd(ctx, args, stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
