@@ -104,6 +104,17 @@ type cardYAML struct {
 	Owner                string    `yaml:"owner"`
 	NotifyURL            string    `yaml:"notify_url"`
 	Unverified           []string  `yaml:"unverified"`
+	RetryLayer           string    `yaml:"retry_layer"`
+	ReconciliationOwner  string    `yaml:"reconciliation_owner"`
+	IDRule               string    `yaml:"id_rule"`
+	Drill                drillYAML `yaml:"drill"`
+	Receipts             string    `yaml:"receipts"`
+}
+
+type drillYAML struct {
+	Adapter     string `yaml:"adapter"`
+	Idempotency string `yaml:"idempotency"`
+	Lookup      string `yaml:"lookup"`
 }
 
 type retryYAML struct {
@@ -173,7 +184,15 @@ func (y cardYAML) toDomain() (domain.Card, []domain.FieldError) {
 		Retry: domain.RetryPolicy{MaxAttempts: y.Retry.MaxAttempts, MaxElapsed: dur("retry.max_elapsed", y.Retry.MaxElapsed),
 			Backoff: dur("retry.backoff", y.Retry.Backoff), BackoffMax: dur("retry.backoff_max", y.Retry.BackoffMax)},
 		Retryable: classes("retryable", y.Retryable), Terminal: classes("terminal", y.Terminal),
-		Lease: dur("lease", y.Lease), Owner: y.Owner, NotifyURL: y.NotifyURL, Unverified: y.Unverified}
+		Lease: dur("lease", y.Lease), Owner: y.Owner, NotifyURL: y.NotifyURL, Unverified: y.Unverified,
+		ReconciliationOwner: y.ReconciliationOwner, IDRule: y.IDRule, Receipts: y.Receipts,
+		Drill: domain.DrillSettings{Adapter: y.Drill.Adapter, Idempotency: y.Drill.Idempotency, Lookup: y.Drill.Lookup}}
+	if y.RetryLayer == "" {
+		y.RetryLayer = "handoff"
+	}
+	if c.ReconciliationOwner == "" {
+		c.ReconciliationOwner = c.Owner
+	}
 	if y.Lease == "" {
 		c.Lease = 30 * time.Second
 	}
@@ -184,6 +203,9 @@ func (y cardYAML) toDomain() (domain.Card, []domain.FieldError) {
 		y.Lookup = "none"
 	}
 	var err error
+	if c.RetryLayer, err = domain.ParseRetryLayer(y.RetryLayer); err != nil {
+		errs = append(errs, domain.FieldError{Field: "retry_layer", Message: err.Error()})
+	}
 	if c.ProviderIdempotency, err = domain.ParseProviderIdempotency(y.ProviderIdempotency); err != nil && y.ProviderIdempotency != "" {
 		errs = append(errs, domain.FieldError{Field: "provider_idempotency", Message: err.Error()})
 	}

@@ -80,6 +80,7 @@ func cardView(c domain.Card) pages.CardView {
 	if c.NotifyURL != "" {
 		add("notify_url", c.NotifyURL, "Where Handoff announces an item entering the desk.", false)
 	}
+	addTemplateFields(c, add)
 	return v
 }
 

@@ -47,6 +47,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	if err := recordCardsLoaded(ctx, s, versions); err != nil {
 		return err
 	}
+	stampCards(cards, versions)
 	for _, c := range cards.Sorted() {
 		slog.Info("operation type", "name", c.Name, "version", versions[c.Name], "provider", c.Provider)
 	}
