@@ -20,6 +20,10 @@ type Request struct {
 	CorrelationID string
 	Worker        string
 	LeaseSeconds  int
+
+	// CausedBy is the key of the operation whose side effect triggered
+	// this one; Handoff refuses to run a self-trigger loop.
+	CausedBy string
 }
 
 // ProviderError is how fn reports what the provider said, so the server can
@@ -71,6 +75,9 @@ func (c *Client) Do(ctx context.Context, r Request, fn func(ctx context.Context,
 	}
 	if r.CorrelationID != "" {
 		body["correlation_id"] = r.CorrelationID
+	}
+	if r.CausedBy != "" {
+		body["caused_by"] = r.CausedBy
 	}
 	var reg registerAnswer
 	if _, err := c.call(ctx, http.MethodPost, "/v1/operations", body, &reg); err != nil {

@@ -25,6 +25,9 @@ usage:
                                                    export the audit trail with its chain fields
   handoff audit verify [--partial] FILE            check an export offline: chains, checkpoints, gaps
   handoff audit verify --db                        check the database's audit trail
+  handoff drill [--type T] [--url URL --token TOKEN [--operator-token T] [--approver-token T]] [--receipts DIR]
+                                                   run the seed cases against a sandbox provider; write receipts
+  handoff drill verify RECEIPT                     check a receipt against its audit event
   handoff sandbox [--addr A] [--idempotency none|key|key_and_params] [--retention D] [--lookup none|authoritative|unsure]
                                                    run the simulated provider the drill uses
 `
@@ -62,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return auditCmd(ctx, cfg, args, stdout, stderr)
 	case "sandbox":
 		return sandboxCmd(ctx, args, stdout)
+	case "drill":
+		return drillCmd(ctx, cfg, args, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
