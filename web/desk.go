@@ -29,6 +29,7 @@ func (s *server) deskRoutes(e *gin.Engine) {
 	g.GET("/audit", s.audit)
 	g.GET("/audit/export", s.auditExport)
 	g.GET("/types", s.types)
+	g.GET("/drills/:id", s.drillReceipt)
 }
 
 // me is the signed-in person; requirePerson guarantees there is one.

@@ -18,6 +18,10 @@ func (s *server) types(c *gin.Context) {
 	for _, card := range s.ledger.Cards.Sorted() {
 		v.Cards = append(v.Cards, cardView(card))
 	}
+	if err := s.addDrills(c, v.Cards); err != nil {
+		s.fail(c, err)
+		return
+	}
 	page(c, http.StatusOK, pages.Types(v), pages.TypesBody(v))
 }
 

@@ -54,6 +54,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 
 	ledger := domain.NewLedger(s, cards)
 	ledger.MaxCausationDepth = cfg.MaxCausationDepth
+	ledger.Drills = s
 	tokens := auth.NewTokens(s)
 	signIn, people, err := cfg.SignIn.wire(ctx, cfg.Addr, s)
 	if err != nil {
