@@ -716,7 +716,16 @@ func (r *run) crashAfterCall(ctx context.Context, cr *caseRun, n int) (op, error
 	if err := r.waitLease(ctx, cr, c); err != nil {
 		return o, err
 	}
-	if o, err = r.get(ctx, o.ID); err != nil {
+	// The sweeper (or the next call) turns the lapsed lease into a state.
+	for range 50 {
+		if o, err = r.get(ctx, o.ID); err != nil || o.State != "action_pending" {
+			break
+		}
+		if err = sleep(ctx, 100*time.Millisecond); err != nil {
+			break
+		}
+	}
+	if err != nil {
 		return o, err
 	}
 	cr.step("the lease lapsed after begin → %s", o.State)
@@ -885,6 +894,9 @@ func (r *run) resendAfterRetention(ctx context.Context, cr *caseRun) error {
 		return err
 	}
 	cr.step("after the lost answer: %s (%s)", o.State, lastCode(o))
+	if o.ProviderKeyFirstSentAt != nil && o.ProviderKeyFirstSentAt.After(sent) {
+		sent = *o.ProviderKeyFirstSentAt
+	}
 	wait := time.Until(sent.Add(ret)) + 500*time.Millisecond
 	cr.step("wait %s for the key retention (%s) to pass", wait.Round(10*time.Millisecond), ret)
 	if err := sleep(ctx, wait); err != nil {

@@ -28,7 +28,7 @@ import (
 const (
 	drillBackoff      = 10 * time.Millisecond
 	drillBackoffMax   = 50 * time.Millisecond
-	drillMaxRetention = 4 * time.Second
+	drillMaxRetention = 6 * time.Second
 )
 
 type embeddedHandoff struct {

@@ -344,3 +344,23 @@ func TestDrillCommand_VerifyDetectsAnEditedReceipt(t *testing.T) {
 		t.Fatalf("a receipt without audit event must fail, got %v", err)
 	}
 }
+
+// Against a Handoff where the drill has no person's credential, the cases
+// needing a decision are skipped and the drill is incomplete, not passed.
+func TestDrill_WithoutPeopleIsIncomplete(t *testing.T) {
+	rig := newDrillRig(t, exampleCards(t))
+	rig.opts.Operator, rig.opts.Approver = nil, nil
+	recs, err := rig.drill("email.send")
+	if err == nil || !strings.Contains(err.Error(), "email.send: incomplete") {
+		t.Fatalf("want an incomplete drill, got %v", err)
+	}
+	rec := recs["email.send"]
+	c10 := caseOf(t, rec, 10)
+	if rec.Verdict != drill.VerdictIncomplete || c10.Verdict != drill.VerdictSkipped || !strings.Contains(c10.Explanation, "credential") {
+		t.Fatalf("case 10 should be skipped for want of people: %+v", c10)
+	}
+	sums, err := rig.store.DrillSummaries(context.Background())
+	if err != nil || sums["email.send"].Last.Verdict != drill.VerdictIncomplete || sums["email.send"].LastPass != nil {
+		t.Fatalf("an incomplete drill is stored, and is no passing drill: %+v %v", sums, err)
+	}
+}
