@@ -701,12 +701,21 @@ func (r *run) crashAfterCall(ctx context.Context, cr *caseRun, n int) (op, error
 	if err != nil {
 		return o, err
 	}
-	c, err := r.claimShort(ctx, cr, o, "drill-crasher")
-	if err != nil {
-		return o, err
-	}
-	if err := r.opts.Workflow.Call(ctx, http.MethodPost, o.path()+"/begin", map[string]any{"lease_token": c.Lease.Token}, nil); err != nil {
-		return o, err
+	var c client.Claim
+	for try := 1; ; try++ {
+		if c, err = r.claimShort(ctx, cr, o, "drill-crasher"); err != nil {
+			return o, err
+		}
+		err = r.opts.Workflow.Call(ctx, http.MethodPost, o.path()+"/begin", map[string]any{"lease_token": c.Lease.Token}, nil)
+		if err == nil {
+			break
+		}
+		if !client.IsCode(err, "stale_lease") || try == 3 {
+			return o, err
+		}
+		// A slow machine let the short lease lapse before begin: nothing
+		// was sent; claim again.
+		cr.step("the 1s lease lapsed before begin; nothing was sent, claim again")
 	}
 	cr.step("begin, then call the provider")
 	var params any

@@ -100,7 +100,7 @@ type Options struct {
 	HandoffVersion, RanBy string
 	Notes                 []string
 	// ProviderTimeout is how long the worker waits for the sandbox's answer
-	// (default 300ms): a timeout_after fault costs this much.
+	// (default 2s): a timeout_after fault costs this much.
 	ProviderTimeout time.Duration
 	// MaxWait bounds every wait for a retry or for the key retention to
 	// pass (default 2m); a case that would wait longer is skipped.
@@ -114,7 +114,7 @@ func (o *Options) defaults() error {
 		return errors.New("drill: a workflow client is required")
 	}
 	if o.ProviderTimeout <= 0 {
-		o.ProviderTimeout = 300 * time.Millisecond
+		o.ProviderTimeout = 2 * time.Second
 	}
 	if o.MaxWait <= 0 {
 		o.MaxWait = 2 * time.Minute
