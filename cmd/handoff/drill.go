@@ -51,20 +51,13 @@ func drillCmd(ctx context.Context, cfg config, args []string, stdout, stderr io.
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cards, err := cfg.loadCards()
-	if err != nil {
-		return err
-	}
+	// Receipts are stored where the Handoff keeps its data: the same
+	// HANDOFF_DATABASE_URL as the server's, so its Types page shows them.
 	s, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	versions, err := s.SyncCards(ctx, cards)
-	if err != nil {
-		return err
-	}
-	stampCards(cards, versions)
 
 	opts := drill.Options{HandoffVersion: handoffVersion(), RanBy: or(*by, whoAmI()), MaxWait: *maxWait}
 	if *url != "" {
@@ -79,6 +72,18 @@ func drillCmd(ctx context.Context, cfg config, args []string, stdout, stderr io.
 			opts.Approver = client.New(*url, *approverToken)
 		}
 	} else {
+		// The cards are this configuration's (HANDOFF_CARDS), versioned as
+		// serve versions them, so a receipt names the version the server
+		// will show.
+		cards, err := cfg.loadCards()
+		if err != nil {
+			return err
+		}
+		versions, err := s.SyncCards(ctx, cards)
+		if err != nil {
+			return err
+		}
+		stampCards(cards, versions)
 		dir, err := os.MkdirTemp("", "handoff-drill-")
 		if err != nil {
 			return err

@@ -364,3 +364,43 @@ func TestDrill_WithoutPeopleIsIncomplete(t *testing.T) {
 		t.Fatalf("an incomplete drill is stored, and is no passing drill: %+v %v", sums, err)
 	}
 }
+
+// `handoff drill --url --token` drills a running Handoff through its API
+// alone, with people's tokens for the decisions, and stores the receipt in
+// that Handoff's database.
+func TestDrillCommand_AgainstARunningHandoff(t *testing.T) {
+	dbURL := storetest.URL(t)
+	t.Setenv("HANDOFF_DATABASE_URL", dbURL)
+	ctx := context.Background()
+	s, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cs := exampleCards(t)
+	versions, err := s.SyncCards(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stampCards(cs, versions)
+	emb, err := startEmbedded(ctx, s, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Close()
+	dir := t.TempDir()
+	var out, errOut strings.Builder
+	err = run(ctx, []string{"drill", "--type", "payment.charge", "--url", emb.URL, "--token", emb.Workflow.Token,
+		"--operator-token", emb.Operator.Token, "--approver-token", emb.Approver.Token, "--receipts", dir}, &out, &errOut)
+	if err != nil || !strings.Contains(out.String(), "PASS payment.charge") {
+		t.Fatalf("drill: %v\n%s", err, out.String())
+	}
+	sums, err := s.DrillSummaries(ctx)
+	if err != nil || sums["payment.charge"].LastPass == nil || !sums["payment.charge"].Drilled(cs["payment.charge"]) {
+		t.Fatalf("the passing receipt is stored and names the card as served: %+v %v", sums, err)
+	}
+	// Without a token the drill does not start.
+	if err := run(ctx, []string{"drill", "--url", emb.URL}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "--token") {
+		t.Fatalf("want a refusal without --token, got %v", err)
+	}
+}
