@@ -401,20 +401,20 @@ func (r *run) twoWorkers(ctx context.Context, cr *caseRun) error {
 	return nil
 }
 
-// claimShort claims with the shortest lease the API allows, as a worker
+// claimShort claims with a short lease (Options.CrashLease), as a worker
 // that is about to crash.
 func (r *run) claimShort(ctx context.Context, cr *caseRun, o op, worker string) (client.Claim, error) {
 	var c client.Claim
-	err := r.opts.Workflow.Call(ctx, http.MethodPost, o.path()+"/claim", map[string]any{"worker": worker, "lease_seconds": 1}, &c)
+	err := r.opts.Workflow.Call(ctx, http.MethodPost, o.path()+"/claim", map[string]any{"worker": worker, "lease_seconds": r.opts.CrashLease}, &c)
 	if err == nil {
-		cr.step("%s claims with a 1s lease (attempt %d)", worker, c.Attempt.Number)
+		cr.step("%s claims with a %ds lease (attempt %d)", worker, r.opts.CrashLease, c.Attempt.Number)
 	}
 	return c, err
 }
 
 func (r *run) waitLease(ctx context.Context, cr *caseRun, c client.Claim) error {
 	d := time.Until(c.Lease.ExpiresAt) + 300*time.Millisecond
-	d = min(max(d, 300*time.Millisecond), 5*time.Second)
+	d = min(max(d, 300*time.Millisecond), time.Duration(r.opts.CrashLease+2)*time.Second)
 	cr.step("the worker crashes; wait %s for its lease to expire", d.Round(10*time.Millisecond))
 	return sleep(ctx, d)
 }
@@ -715,7 +715,7 @@ func (r *run) crashAfterCall(ctx context.Context, cr *caseRun, n int) (op, error
 		}
 		// A slow machine let the short lease lapse before begin: nothing
 		// was sent; claim again.
-		cr.step("the 1s lease lapsed before begin; nothing was sent, claim again")
+		cr.step("the short lease lapsed before begin; nothing was sent, claim again")
 	}
 	cr.step("begin, then call the provider")
 	var params any

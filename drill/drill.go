@@ -102,6 +102,10 @@ type Options struct {
 	// ProviderTimeout is how long the worker waits for the sandbox's answer
 	// (default 2s): a timeout_after fault costs this much.
 	ProviderTimeout time.Duration
+	// CrashLease is the lease, in seconds, of a worker the drill lets crash
+	// (cases 3, 8 and 9): the drill waits for it to lapse. Default 3; the
+	// API allows 1, which a loaded machine may outrun before begin.
+	CrashLease int
 	// MaxWait bounds every wait for a retry or for the key retention to
 	// pass (default 2m); a case that would wait longer is skipped.
 	MaxWait time.Duration
@@ -115,6 +119,9 @@ func (o *Options) defaults() error {
 	}
 	if o.ProviderTimeout <= 0 {
 		o.ProviderTimeout = 2 * time.Second
+	}
+	if o.CrashLease <= 0 {
+		o.CrashLease = 3
 	}
 	if o.MaxWait <= 0 {
 		o.MaxWait = 2 * time.Minute

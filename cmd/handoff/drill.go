@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/opshandoff/handoff/client"
@@ -130,13 +131,24 @@ func filterTypes(list []drill.Card, name string) []drill.Card {
 func drillAndRecord(ctx context.Context, s *store.Store, opts drill.Options, list []drill.Card, dir string, out io.Writer) ([]drill.Receipt, error) {
 	var done []drill.Receipt
 	var problems []string
-	for _, card := range list {
+	// The types are drilled at once (each on its own keys and its own
+	// sandbox), then recorded one by one in order.
+	recs := make([]drill.Receipt, len(list))
+	errs := make([]error, len(list))
+	var wg sync.WaitGroup
+	for i, card := range list {
+		if drill.Refuse(card) == nil {
+			wg.Go(func() { recs[i], errs[i] = drill.Run(ctx, opts, card) })
+		}
+	}
+	wg.Wait()
+	for i, card := range list {
 		if err := drill.Refuse(card); err != nil {
 			fmt.Fprintf(out, "REFUSED %s: %v\n", card.Name, err)
 			problems = append(problems, err.Error())
 			continue
 		}
-		rec, err := drill.Run(ctx, opts, card)
+		rec, err := recs[i], errs[i]
 		if err != nil {
 			return done, fmt.Errorf("drill %s: %w", card.Name, err)
 		}
