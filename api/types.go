@@ -30,6 +30,19 @@ type cardJSON struct {
 	Lease                string    `json:"lease"`
 	Owner                *string   `json:"owner"`
 	Unverified           []string  `json:"unverified"`
+	RetryLayer           string    `json:"retry_layer" doc:"handoff or worker: the one layer that retries"`
+	ReconciliationOwner  *string   `json:"reconciliation_owner"`
+	IDRule               *string   `json:"id_rule" doc:"how the business key is made"`
+	Drill                drillJSON `json:"drill"`
+	Receipts             *string   `json:"receipts" doc:"where drill receipts are written"`
+	Version              int       `json:"version" doc:"the card's version as recorded in the database; 0 before it is recorded"`
+	SHA256               string    `json:"sha256" doc:"hash of the recorded card; drill receipts name it"`
+}
+
+type drillJSON struct {
+	Adapter     string `json:"adapter" doc:"the adapter the drill runs against; only sandbox is drilled"`
+	Idempotency string `json:"idempotency" doc:"how the drill's sandbox deduplicates: none, key or key_and_params"`
+	Lookup      string `json:"lookup" doc:"how the drill's sandbox answers lookups: none, authoritative or unsure"`
 }
 
 type retryJSON struct {
@@ -47,7 +60,10 @@ func toCard(c domain.Card) cardJSON {
 		Retry: retryJSON{MaxAttempts: c.Retry.MaxAttempts, MaxElapsed: duration(c.Retry.MaxElapsed),
 			Backoff: duration(c.Retry.Backoff), BackoffMax: duration(c.Retry.BackoffMax)},
 		Retryable: classes(c.Retryable), Terminal: classes(c.Terminal), Lease: duration(c.Lease),
-		Owner: str(c.Owner), Unverified: append([]string{}, c.Unverified...)}
+		Owner: str(c.Owner), Unverified: append([]string{}, c.Unverified...),
+		RetryLayer: c.Retrier().String(), ReconciliationOwner: str(c.ReconciliationOwner), IDRule: str(c.IDRule),
+		Drill:    drillJSON{Adapter: c.Drill.Adapter, Idempotency: c.DrillIdempotency(), Lookup: c.DrillLookup()},
+		Receipts: str(c.Receipts), Version: c.Version, SHA256: c.SHA256}
 }
 
 func classes(cs []domain.ErrorClass) []string {

@@ -108,6 +108,11 @@ type cardYAML struct {
 	Escalate             []destYAML `yaml:"escalate"`
 	NotifyIncludeData    bool       `yaml:"notify_include_data"`
 	Unverified           []string   `yaml:"unverified"`
+	RetryLayer           string     `yaml:"retry_layer"`
+	ReconciliationOwner  string     `yaml:"reconciliation_owner"`
+	IDRule               string     `yaml:"id_rule"`
+	Drill                drillYAML  `yaml:"drill"`
+	Receipts             string     `yaml:"receipts"`
 }
 
 // destYAML is a notification destination; format defaults to standard.
@@ -126,6 +131,12 @@ func destinations(ds []destYAML) []domain.Destination {
 		out = append(out, domain.Destination{URL: d.URL, SecretEnv: d.SecretEnv, Format: d.Format})
 	}
 	return out
+}
+
+type drillYAML struct {
+	Adapter     string `yaml:"adapter"`
+	Idempotency string `yaml:"idempotency"`
+	Lookup      string `yaml:"lookup"`
 }
 
 type retryYAML struct {
@@ -197,7 +208,15 @@ func (y cardYAML) toDomain() (domain.Card, []domain.FieldError) {
 		Retryable: classes("retryable", y.Retryable), Terminal: classes("terminal", y.Terminal),
 		Lease: dur("lease", y.Lease), Owner: y.Owner, NotifyURL: y.NotifyURL, Unverified: y.Unverified,
 		Notify: destinations(y.Notify), EscalateAfter: dur("escalate_after", y.EscalateAfter), Escalate: destinations(y.Escalate),
-		NotifyIncludeData: y.NotifyIncludeData}
+		NotifyIncludeData:   y.NotifyIncludeData,
+		ReconciliationOwner: y.ReconciliationOwner, IDRule: y.IDRule, Receipts: y.Receipts,
+		Drill: domain.DrillSettings{Adapter: y.Drill.Adapter, Idempotency: y.Drill.Idempotency, Lookup: y.Drill.Lookup}}
+	if y.RetryLayer == "" {
+		y.RetryLayer = "handoff"
+	}
+	if c.ReconciliationOwner == "" {
+		c.ReconciliationOwner = c.Owner
+	}
 	if y.Lease == "" {
 		c.Lease = 30 * time.Second
 	}
@@ -208,6 +227,9 @@ func (y cardYAML) toDomain() (domain.Card, []domain.FieldError) {
 		y.Lookup = "none"
 	}
 	var err error
+	if c.RetryLayer, err = domain.ParseRetryLayer(y.RetryLayer); err != nil {
+		errs = append(errs, domain.FieldError{Field: "retry_layer", Message: err.Error()})
+	}
 	if c.ProviderIdempotency, err = domain.ParseProviderIdempotency(y.ProviderIdempotency); err != nil && y.ProviderIdempotency != "" {
 		errs = append(errs, domain.FieldError{Field: "provider_idempotency", Message: err.Error()})
 	}

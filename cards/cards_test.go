@@ -29,6 +29,39 @@ func TestExamplesLoad(t *testing.T) {
 	}
 }
 
+// Every bundled example fills in seed 003's template, and can be drilled.
+func TestExamples_UseTheWholeTemplate(t *testing.T) {
+	cs, err := cards.Examples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs.Sorted() {
+		if c.Drill.Adapter != domain.DrillAdapterSandbox || c.IDRule == "" || c.Receipts == "" ||
+			c.ReconciliationOwner == "" || c.RetryLayer == (domain.RetryLayer{}) {
+			t.Errorf("%s leaves part of the template empty: %+v", c.Name, c)
+		}
+	}
+	c, _ := cs.Get("email.send")
+	if c.Retrier() != domain.RetryByHandoff || c.DrillIdempotency() != "none" || c.DrillLookup() != "authoritative" || c.IDRule != "<event_id>:email:<template>" {
+		t.Fatalf("email.send read wrong: %+v", c)
+	}
+}
+
+func TestLoad_TemplateDefaults(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(p, []byte("- {name: a.b, provider: p, provider_idempotency: key, provider_key_retention: 1h, lookup: api, owner: ops, retry: {max_attempts: 1, backoff: 1s}}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := cards.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := cs.Get("a.b")
+	if c.Retrier() != domain.RetryByHandoff || c.ReconciliationOwner != "ops" || c.DrillIdempotency() != "key" || c.DrillLookup() != "unsure" || c.Drill.Adapter != "" {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
 func TestLoad_ErrorsNameFileCardAndField(t *testing.T) {
 	tests := []struct{ name, yaml, want string }{
 		{"bad duration", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: soon}}", `card "a.b": retry.backoff "soon" is not a duration`},
@@ -41,6 +74,9 @@ func TestLoad_ErrorsNameFileCardAndField(t *testing.T) {
 		{"bad notify url", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, notify: [{url: 'ftp://h'}]}", `card "a.b": notify[0].url must be an http(s) URL`},
 		{"escalate without delay", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, escalate: [{url: 'https://p.example.com'}]}", `card "a.b": escalate_after is required`},
 		{"both notify forms", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, notify_url: 'https://a.example.com', notify: [{url: 'https://h.example.com'}]}", `card "a.b": notify_url cannot be used together with notify`},
+		{"bad retry layer", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, retry_layer: both}", `card "a.b": retry_layer unknown retry_layer "both"`},
+		{"bad drill lookup", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, drill: {adapter: sandbox, lookup: maybe}}", `card "a.b": drill.lookup must be none, authoritative or unsure`},
+		{"bad drill idempotency", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, drill: {adapter: sandbox, idempotency: twice}}", `card "a.b": drill.idempotency must be`},
 		{"no name", "- {provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}}", `card 1: name must be`},
 		// What `handoff cards check` prints when a provider key could pick the link's host.
 		{"lookup_url host placeholder", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, lookup: manual, lookup_url: 'https://{provider_key}'}",

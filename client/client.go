@@ -127,6 +127,14 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) (*h
 	return resp, nil
 }
 
+// Call sends one request of the wire contract and decodes the answer into
+// out (nil to drop it); an error answer is a *Problem. It is for the calls
+// Do does not make: claim, reconcile, events, a person's decisions.
+func (c *Client) Call(ctx context.Context, method, path string, in, out any) error {
+	_, err := c.call(ctx, method, path, in, out)
+	return err
+}
+
 // Get returns the operation by id.
 func (c *Client) Get(ctx context.Context, id string) (Operation, error) {
 	var op Operation

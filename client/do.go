@@ -23,6 +23,10 @@ type Request struct {
 	CorrelationID string
 	Worker        string
 	LeaseSeconds  int
+
+	// CausedBy is the key of the operation whose side effect triggered
+	// this one; Handoff refuses to run a self-trigger loop.
+	CausedBy string
 }
 
 // ProviderError is how fn reports what the provider said, so the server can
@@ -74,6 +78,9 @@ func (c *Client) Do(ctx context.Context, r Request, fn func(ctx context.Context,
 	}
 	if r.CorrelationID != "" {
 		body["correlation_id"] = r.CorrelationID
+	}
+	if r.CausedBy != "" {
+		body["caused_by"] = r.CausedBy
 	}
 	var reg registerAnswer
 	claimedAt := time.Now() // the lease runs from no later than this

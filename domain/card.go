@@ -79,6 +79,81 @@ type Card struct {
 	Escalate          []Destination
 	NotifyIncludeData bool // notifications carry content and result data
 	Unverified        []string
+
+	// The rest of seed 003's card template: which layer retries (only one
+	// may, or the retries multiply), who confirms what happened, how the
+	// business key is made, how the drill runs it and where its receipts go.
+	RetryLayer          RetryLayer
+	ReconciliationOwner string
+	IDRule              string
+	Drill               DrillSettings
+	Receipts            string
+
+	// Version and SHA256 identify the card as recorded in the database;
+	// set by the wiring once the cards are synced, empty before.
+	Version int
+	SHA256  string
+}
+
+// RetryLayer names the one layer that retries an operation type.
+type RetryLayer struct{ s string }
+
+// The retry layers.
+var (
+	// RetryByHandoff: Handoff schedules retries; workers and SDKs do not.
+	RetryByHandoff = RetryLayer{"handoff"}
+	// RetryByWorker: the worker retries inside its call to the provider;
+	// Handoff only records the attempt's outcome.
+	RetryByWorker = RetryLayer{"worker"}
+)
+
+func (r RetryLayer) String() string { return r.s }
+
+// ParseRetryLayer reads a retry layer.
+func ParseRetryLayer(v string) (RetryLayer, error) {
+	return parse(v, []RetryLayer{RetryByHandoff, RetryByWorker}, "retry_layer")
+}
+
+// Retrier is the card's retry layer; Handoff when the card names none.
+func (c Card) Retrier() RetryLayer {
+	if c.RetryLayer == (RetryLayer{}) {
+		return RetryByHandoff
+	}
+	return c.RetryLayer
+}
+
+// DrillSettings say how `handoff drill` exercises the type: the adapter
+// standing in for the provider (only a sandbox is ever drilled) and how
+// that sandbox behaves. Idempotency and Lookup default to what the card
+// claims, so a drill checks the claims against a provider that keeps them.
+type DrillSettings struct {
+	Adapter     string // "sandbox" to be drilled; anything else is refused
+	Idempotency string // none, key, key_and_params
+	Lookup      string // none, authoritative, unsure
+}
+
+// DrillAdapterSandbox is the only adapter the drill runs against.
+const DrillAdapterSandbox = "sandbox"
+
+// DrillIdempotency is how the drill's sandbox deduplicates.
+func (c Card) DrillIdempotency() string {
+	if c.Drill.Idempotency != "" {
+		return c.Drill.Idempotency
+	}
+	return c.ProviderIdempotency.String()
+}
+
+// DrillLookup is how the drill's sandbox answers lookups.
+func (c Card) DrillLookup() string {
+	switch {
+	case c.Drill.Lookup != "":
+		return c.Drill.Lookup
+	case c.Lookup == LookupNone:
+		return "none"
+	case c.LookupAuthoritative:
+		return "authoritative"
+	}
+	return "unsure"
 }
 
 var cardNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,99}$`)
@@ -142,6 +217,14 @@ func (c Card) Validate() []FieldError {
 	}
 	if c.Lease < time.Second || c.Lease > time.Hour {
 		bad("lease", "must be between 1s and 1h")
+	}
+	if c.Drill.Idempotency != "" {
+		if _, err := ParseProviderIdempotency(c.Drill.Idempotency); err != nil {
+			bad("drill.idempotency", "must be none, key or key_and_params")
+		}
+	}
+	if c.Drill.Lookup != "" && c.Drill.Lookup != "none" && c.Drill.Lookup != "authoritative" && c.Drill.Lookup != "unsure" {
+		bad("drill.lookup", "must be none, authoritative or unsure")
 	}
 	if c.NotifyURL != "" {
 		u, err := url.Parse(c.NotifyURL)

@@ -19,6 +19,9 @@ type Ledger struct {
 	Now               func() time.Time
 	Jitter            func() float64
 	MaxCausationDepth int
+	// Drills reads the stored drill receipts for the Types page; nil when
+	// the wiring tracks none.
+	Drills DrillReader
 	// Observer, if set, is told of every change the Ledger wrote.
 	Observer ChangeObserver
 }

@@ -39,6 +39,9 @@ func cardDefinition(c domain.Card) []byte {
 			"backoff": c.Retry.Backoff.String(), "backoff_max": c.Retry.BackoffMax.String()},
 		"retryable": classes(c.Retryable), "terminal": classes(c.Terminal), "lease": c.Lease.String(),
 		"owner": c.Owner, "notify_url": c.NotifyURL, "unverified": c.Unverified,
+		"retry_layer": c.Retrier().String(), "reconciliation_owner": c.ReconciliationOwner, "id_rule": c.IDRule,
+		"drill":    map[string]any{"adapter": c.Drill.Adapter, "idempotency": c.DrillIdempotency(), "lookup": c.DrillLookup()},
+		"receipts": c.Receipts,
 	}
 	// Added later: present only when set, so that older cards keep their
 	// recorded definition.
@@ -62,6 +65,10 @@ func cardDefinition(c domain.Card) []byte {
 	canon, _ := domain.Canonicalize(b)
 	return canon
 }
+
+// CardSHA256 is the hash of the card's recorded definition: what a drill
+// receipt names, so a changed card is seen as not drilled.
+func CardSHA256(c domain.Card) string { return domain.SHA256Hex(cardDefinition(c)) }
 
 // SyncCards records a new version of every card whose definition changed
 // since it was last loaded, and returns each card's current version. It is

@@ -32,6 +32,7 @@ func (s *server) deskRoutes(e *gin.Engine) {
 	g.GET("/types", s.types)
 	g.GET("/notifications", s.notifications)                  // desk_notifications.go
 	g.POST("/notifications/:id/resend", s.resendNotification) // desk_notifications.go
+	g.GET("/drills/:id", s.drillReceipt)
 }
 
 // me is the signed-in person; requirePerson guarantees there is one.

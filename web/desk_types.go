@@ -18,6 +18,10 @@ func (s *server) types(c *gin.Context) {
 	for _, card := range s.ledger.Cards.Sorted() {
 		v.Cards = append(v.Cards, cardView(card))
 	}
+	if err := s.addDrills(c, v.Cards); err != nil {
+		s.fail(c, err)
+		return
+	}
 	page(c, http.StatusOK, pages.Types(v), pages.TypesBody(v))
 }
 
@@ -81,6 +85,7 @@ func cardView(c domain.Card) pages.CardView {
 		add("notify_url", c.NotifyURL, "Where Handoff announces an item entering the desk.", false)
 	}
 	addNotify(c, add) // desk_notifications.go
+	addTemplateFields(c, add)
 	return v
 }
 

@@ -30,6 +30,11 @@ usage:
   handoff audit verify --db                        check the database's audit trail
   handoff version                                  print the version
   handoff healthcheck [URL]                        exit 0 when the server at HANDOFF_ADDR (or URL) is ready
+  handoff drill [--type T] [--url URL --token TOKEN [--operator-token T] [--approver-token T]] [--receipts DIR]
+                                                   run the seed cases against a sandbox provider; write receipts
+  handoff drill verify RECEIPT                     check a receipt against its audit event
+  handoff sandbox [--addr A] [--idempotency none|key|key_and_params] [--retention D] [--lookup none|authoritative|unsure]
+                                                   run the simulated provider the drill uses
 `
 
 func main() {
@@ -69,6 +74,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "version", "--version":
 		fmt.Fprintln(stdout, version)
 		return nil
+	case "sandbox":
+		return sandboxCmd(ctx, args, stdout)
+	case "drill":
+		return drillCmd(ctx, cfg, args, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

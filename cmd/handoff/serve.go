@@ -52,12 +52,14 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	if err := recordCardsLoaded(ctx, s, versions); err != nil {
 		return err
 	}
+	stampCards(cards, versions)
 	for _, c := range cards.Sorted() {
 		slog.Info("operation type", "name", c.Name, "version", versions[c.Name], "provider", c.Provider)
 	}
 
 	ledger := domain.NewLedger(s, cards)
 	ledger.MaxCausationDepth = cfg.MaxCausationDepth
+	ledger.Drills = s
 	tokens := auth.NewTokens(s)
 	signIn, people, err := cfg.SignIn.wire(ctx, cfg.Addr, s)
 	if err != nil {

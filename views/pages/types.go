@@ -13,6 +13,7 @@ type CardView struct {
 	Name, Description, SideEffect, Provider, Owner string
 	Fields                                         []CardField
 	Unverified                                     []string
+	Drill                                          DrillView
 }
 
 // CardField is one field of a card: its value and what it means.

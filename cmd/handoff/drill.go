@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/opshandoff/handoff/client"
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/drill"
+	"github.com/opshandoff/handoff/store"
+)
+
+// drillCmd runs `handoff drill` and `handoff drill verify RECEIPT`.
+func drillCmd(ctx context.Context, cfg config, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "verify" {
+		if len(args) != 2 {
+			return fmt.Errorf("usage: handoff drill verify RECEIPT.json")
+		}
+		s, err := store.Open(ctx, cfg.DatabaseURL)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		msg, err := verifyReceipt(ctx, s, args[1])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, msg)
+		return nil
+	}
+	fs := flag.NewFlagSet("drill", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	typ := fs.String("type", "", "the operation type to drill (default: every type)")
+	url := fs.String("url", "", "a running Handoff to drill (default: an embedded one on a throwaway database)")
+	token := fs.String("token", "", "a workflow token of the running Handoff (with --url)")
+	operatorToken := fs.String("operator-token", "", "a person's bearer token with the operator role (with --url)")
+	approverToken := fs.String("approver-token", "", "another person's bearer token with the approver role (with --url)")
+	receipts := fs.String("receipts", "", "where to write receipts (default: each card's receipts field, else ./receipts)")
+	by := fs.String("by", "", "who runs the drill (default: the OS user and host)")
+	maxWait := fs.Duration("max-wait", 2*time.Minute, "the longest the drill waits for a retry or a key retention")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	// Receipts are stored where the Handoff keeps its data: the same
+	// HANDOFF_DATABASE_URL as the server's, so its Types page shows them.
+	s, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+
+	opts := drill.Options{HandoffVersion: handoffVersion(), RanBy: or(*by, whoAmI()), MaxWait: *maxWait}
+	if *url != "" {
+		if *token == "" {
+			return fmt.Errorf("drill: --url needs --token, a workflow token of that Handoff")
+		}
+		opts.Workflow = client.New(*url, *token)
+		if *operatorToken != "" {
+			opts.Operator = client.New(*url, *operatorToken)
+		}
+		if *approverToken != "" {
+			opts.Approver = client.New(*url, *approverToken)
+		}
+	} else {
+		// The cards are this configuration's (HANDOFF_CARDS), versioned as
+		// serve versions them, so a receipt names the version the server
+		// will show.
+		cards, err := cfg.loadCards()
+		if err != nil {
+			return err
+		}
+		versions, err := s.SyncCards(ctx, cards)
+		if err != nil {
+			return err
+		}
+		stampCards(cards, versions)
+		dir, err := os.MkdirTemp("", "handoff-drill-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		scratch, err := store.Open(ctx, "sqlite://"+filepath.Join(dir, "drill.db"))
+		if err != nil {
+			return err
+		}
+		defer scratch.Close()
+		emb, err := startEmbedded(ctx, scratch, cards)
+		if err != nil {
+			return err
+		}
+		defer emb.Close()
+		opts.Workflow, opts.Operator, opts.Approver, opts.Notes = emb.Workflow, emb.Operator, emb.Approver, emb.Notes
+	}
+	list, err := drill.Types(ctx, opts.Workflow)
+	if err != nil {
+		return fmt.Errorf("drill: reading the operation types: %w", err)
+	}
+	if *typ != "" {
+		list = filterTypes(list, *typ)
+		if len(list) == 0 {
+			return fmt.Errorf("drill: no operation type named %q", *typ)
+		}
+	}
+	_, err = drillAndRecord(ctx, s, opts, list, *receipts, stdout)
+	return err
+}
+
+func filterTypes(list []drill.Card, name string) []drill.Card {
+	for _, c := range list {
+		if c.Name == name {
+			return []drill.Card{c}
+		}
+	}
+	return nil
+}
+
+// drillAndRecord drills each type, writes its receipt (JSON and Markdown),
+// stores it and chains its hash into the audit trail. It fails loudly: a
+// refused type or a failing case makes it return an error that names them.
+func drillAndRecord(ctx context.Context, s *store.Store, opts drill.Options, list []drill.Card, dir string, out io.Writer) ([]drill.Receipt, error) {
+	var done []drill.Receipt
+	var problems []string
+	// The types are drilled at once (each on its own keys and its own
+	// sandbox), then recorded one by one in order.
+	recs := make([]drill.Receipt, len(list))
+	errs := make([]error, len(list))
+	var wg sync.WaitGroup
+	for i, card := range list {
+		if drill.Refuse(card) == nil {
+			wg.Go(func() { recs[i], errs[i] = drill.Run(ctx, opts, card) })
+		}
+	}
+	wg.Wait()
+	for i, card := range list {
+		if err := drill.Refuse(card); err != nil {
+			fmt.Fprintf(out, "REFUSED %s: %v\n", card.Name, err)
+			problems = append(problems, err.Error())
+			continue
+		}
+		rec, err := recs[i], errs[i]
+		if err != nil {
+			return done, fmt.Errorf("drill %s: %w", card.Name, err)
+		}
+		where := dir
+		if where == "" {
+			where = or(card.Receipts, "receipts")
+		}
+		p, raw, err := drill.Write(where, rec)
+		if err != nil {
+			return done, err
+		}
+		if err := recordReceipt(ctx, s, rec, raw); err != nil {
+			return done, err
+		}
+		done = append(done, rec)
+		fmt.Fprintf(out, "%s %s (card version %d): %s — receipt %s\n", strings.ToUpper(rec.Verdict), rec.Type, rec.Card.Version, caseTally(rec), p)
+		for _, c := range rec.Cases {
+			if c.Verdict == drill.VerdictFail || c.Verdict == drill.VerdictSkipped {
+				fmt.Fprintf(out, "  case %d, %s: %s: %s\n", c.Number, c.Name, strings.ToUpper(c.Verdict), c.Explanation)
+			}
+		}
+		if rec.Verdict != drill.VerdictPass {
+			problems = append(problems, fmt.Sprintf("%s: %s", rec.Type, rec.Verdict))
+		}
+	}
+	if len(problems) > 0 {
+		return done, fmt.Errorf("drill did not pass: %s", strings.Join(problems, "; "))
+	}
+	return done, nil
+}
+
+func caseTally(r drill.Receipt) string {
+	n := map[string]int{}
+	for _, c := range r.Cases {
+		n[c.Verdict]++
+	}
+	return fmt.Sprintf("%d passed, %d not applicable, %d failed, %d skipped",
+		n[drill.VerdictPass], n[drill.VerdictNotApplicable], n[drill.VerdictFail], n[drill.VerdictSkipped])
+}
+
+// recordReceipt stores the receipt and its hash as a drill_recorded event
+// of the system stream.
+func recordReceipt(ctx context.Context, s *store.Store, rec drill.Receipt, raw []byte) error {
+	dr := domain.DrillRecord{ID: rec.ID, Type: rec.Type, CardVersion: rec.Card.Version, CardSHA256: rec.Card.SHA256,
+		Verdict: rec.Verdict, SHA256: drill.Hash(raw), RanBy: rec.RanBy, RanAt: rec.FinishedAt}
+	actor := cliActor()
+	if rec.RanBy != "" {
+		actor.Name = rec.RanBy
+	}
+	e := domain.SystemEvent(ctx, &domain.IDSource{}, time.Now(), actor, "drill_recorded", "",
+		map[string]any{"receipt_id": rec.ID, "type": rec.Type, "card_version": rec.Card.Version, "card_sha256": rec.Card.SHA256,
+			"verdict": rec.Verdict, "sha256": dr.SHA256})
+	_, err := s.SaveDrill(ctx, dr, raw, e)
+	return err
+}
+
+// errReceiptEdited is a receipt whose hash no longer matches its audit event.
+var errReceiptEdited = errors.New("receipt does not match the audit trail")
+
+// verifyReceipt checks a receipt file against the hash its drill_recorded
+// audit event holds.
+func verifyReceipt(ctx context.Context, s *store.Store, path string) (string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	rec, err := drill.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	e, found, err := s.DrillAudit(ctx, rec.ID)
+	if err != nil {
+		return "", err
+	}
+	if !found {
+		return "", fmt.Errorf("%s: %w: no drill_recorded audit event names receipt %s", path, errReceiptEdited, rec.ID)
+	}
+	got, want := drill.Hash(raw), detailField(e, "sha256")
+	if got != want {
+		return "", fmt.Errorf("%s: %w: the file's sha256 is %s, audit event %s (seq %d) recorded %s for receipt %s — the receipt was edited after the drill",
+			path, errReceiptEdited, got, e.ID, e.Seq, want, rec.ID)
+	}
+	return fmt.Sprintf("receipt %s (%s, verdict %s) verified: sha256 %s matches audit event %s (seq %d)", rec.ID, rec.Type, rec.Verdict, got, e.ID, e.Seq), nil
+}
+
+func detailField(e domain.AuditEvent, field string) string {
+	var m map[string]any
+	if err := json.Unmarshal(e.Detail, &m); err != nil {
+		return ""
+	}
+	v, _ := m[field].(string)
+	return v
+}
+
+// handoffVersion is the module version and VCS revision the binary was
+// built from, as far as the build recorded them.
+func handoffVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := info.Main.Version
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" {
+			v += " " + s.Value
+		}
+	}
+	return v
+}
+
+func whoAmI() string {
+	name := "unknown"
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	if h, err := os.Hostname(); err == nil {
+		name += "@" + h
+	}
+	return name
+}

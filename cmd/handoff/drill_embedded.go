@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/opshandoff/handoff/api"
+	"github.com/opshandoff/handoff/auth"
+	"github.com/opshandoff/handoff/client"
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/reconcile"
+	"github.com/opshandoff/handoff/store"
+)
+
+// The embedded Handoff the drill runs against when no --url is given: the
+// real API, ledger and store, on loopback, with a workflow token and two
+// people (an operator and an approver) known only to this process.
+
+// Drill speed: an embedded Handoff shortens what the drill would otherwise
+// wait for. The receipt's notes say so; the card's hash is the real card's.
+const (
+	drillBackoff      = 10 * time.Millisecond
+	drillBackoffMax   = 50 * time.Millisecond
+	drillMaxRetention = 6 * time.Second
+)
+
+type embeddedHandoff struct {
+	URL                          string
+	Workflow, Operator, Approver *client.Client
+	Notes                        []string
+	close                        func()
+}
+
+func (e *embeddedHandoff) Close() { e.close() }
+
+// drillSpeedCards copies the cards with short backoffs and key retentions;
+// versions and hashes stay those of the cards as written.
+func drillSpeedCards(cards domain.Cards) (domain.Cards, []string) {
+	out := domain.Cards{}
+	for name, c := range cards {
+		c.Retry.Backoff, c.Retry.BackoffMax = drillBackoff, drillBackoffMax
+		if c.ProviderKeyRetention > drillMaxRetention {
+			c.ProviderKeyRetention = drillMaxRetention
+		}
+		out[name] = c
+	}
+	return out, []string{fmt.Sprintf("embedded Handoff at drill speed: retry backoff %s (max %s), provider key retention at most %s, for Handoff and the sandbox alike",
+		drillBackoff, drillBackoffMax, drillMaxRetention)}
+}
+
+// drillPeople authenticates the embedded Handoff's two people by secrets
+// that exist only in this process.
+type drillPeople map[string]domain.Actor
+
+func (p drillPeople) Authenticate(_ context.Context, bearer string) (domain.Actor, error) {
+	if a, ok := p[bearer]; ok {
+		return a, nil
+	}
+	return domain.Actor{}, domain.Errorf(domain.EUnauthenticated, "unknown credentials")
+}
+
+// startEmbedded serves the API for cards on s, on a loopback port.
+func startEmbedded(ctx context.Context, s *store.Store, cards domain.Cards) (*embeddedHandoff, error) {
+	speed, notes := drillSpeedCards(cards)
+	ledger := domain.NewLedger(s, speed)
+	tokens := auth.NewTokens(s)
+	secret, _, err := tokens.Create(ctx, "drill", "drill-"+hexToken(4))
+	if err != nil {
+		return nil, err
+	}
+	opSecret, apSecret := "drill-operator-"+hexToken(16), "drill-approver-"+hexToken(16)
+	people := drillPeople{
+		opSecret: {Kind: domain.ActorPerson, Name: "Drill Operator", Email: "drill-operator@handoff.invalid", Issuer: "handoff-drill", Subject: "drill-operator", Role: domain.RoleOperator},
+		apSecret: {Kind: domain.ActorPerson, Name: "Drill Approver", Email: "drill-approver@handoff.invalid", Issuer: "handoff-drill", Subject: "drill-approver", Role: domain.RoleApprover},
+	}
+	h, err := api.New(api.Config{Ledger: ledger, Auth: auth.Chain{Tokens: tokens, People: people}, Ready: s.Ping, Logger: quiet})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	sweepCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	go (&reconcile.Sweeper{Ledger: ledger, Interval: 250 * time.Millisecond, Log: quiet}).Run(sweepCtx)
+	url := "http://" + ln.Addr().String()
+	return &embeddedHandoff{URL: url, Workflow: client.New(url, secret), Operator: client.New(url, opSecret),
+		Approver: client.New(url, apSecret), Notes: notes,
+		close: func() { stop(); _ = srv.Close() }}, nil
+}
+
+// quiet drops the embedded Handoff's request log: the receipt is the record.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func hexToken(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,406 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/opshandoff/handoff/cards"
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/drill"
+	"github.com/opshandoff/handoff/store"
+	"github.com/opshandoff/handoff/store/storetest"
+)
+
+// drillRig is an embedded Handoff on the test's database (SQLite, or
+// PostgreSQL when HANDOFF_TEST_POSTGRES is set) with the cards synced and
+// stamped, as `handoff drill` runs it.
+type drillRig struct {
+	t     *testing.T
+	store *store.Store
+	cards domain.Cards
+	opts  drill.Options
+	dir   string
+}
+
+func newDrillRig(t *testing.T, cs domain.Cards) *drillRig {
+	t.Helper()
+	ctx := context.Background()
+	s := storetest.New(t)
+	versions, err := s.SyncCards(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stampCards(cs, versions)
+	emb, err := startEmbedded(ctx, s, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emb.Close)
+	return &drillRig{t: t, store: s, cards: cs, dir: t.TempDir(),
+		opts: drill.Options{Workflow: emb.Workflow, Operator: emb.Operator, Approver: emb.Approver, Notes: emb.Notes,
+			HandoffVersion: "test", RanBy: "drill-test", MaxWait: 20 * time.Second}}
+}
+
+// drill drills the named types (all when none) and answers the receipts
+// as read back from their files, with drillAndRecord's error.
+func (r *drillRig) drill(names ...string) (map[string]drill.Receipt, error) {
+	r.t.Helper()
+	ctx := context.Background()
+	list, err := drill.Types(ctx, r.opts.Workflow)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if len(names) > 0 {
+		var keep []drill.Card
+		for _, n := range names {
+			keep = append(keep, filterTypes(list, n)...)
+		}
+		list = keep
+	}
+	recs, err := drillAndRecord(ctx, r.store, r.opts, list, r.dir, io.Discard)
+	out := map[string]drill.Receipt{}
+	for _, rec := range recs {
+		raw, rerr := os.ReadFile(filepath.Join(r.dir, rec.ID+".json"))
+		if rerr != nil {
+			r.t.Fatal(rerr)
+		}
+		back, perr := drill.Parse(raw)
+		if perr != nil {
+			r.t.Fatal(perr)
+		}
+		if _, serr := os.Stat(filepath.Join(r.dir, rec.ID+".md")); serr != nil {
+			r.t.Fatalf("no Markdown beside the receipt: %v", serr)
+		}
+		out[back.Type] = back
+	}
+	return out, err
+}
+
+func exampleCards(t *testing.T) domain.Cards {
+	t.Helper()
+	cs, err := cards.Examples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+func cardsFrom(t *testing.T, yaml string) domain.Cards {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "cards.yaml")
+	if err := os.WriteFile(p, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := cards.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+func caseOf(t *testing.T, rec drill.Receipt, n int) drill.CaseResult {
+	t.Helper()
+	for _, c := range rec.Cases {
+		if c.Number == n {
+			return c
+		}
+	}
+	t.Fatalf("%s: no case %d in the receipt", rec.Type, n)
+	return drill.CaseResult{}
+}
+
+func TestDrill_PassesOnEveryExampleCard(t *testing.T) {
+	cs := exampleCards(t)
+	rig := newDrillRig(t, cs)
+	recs, err := rig.drill()
+	if err != nil {
+		for _, rec := range recs {
+			t.Log(rec.Markdown(""))
+		}
+		t.Fatal(err)
+	}
+	if len(recs) != len(cs) {
+		t.Fatalf("%d receipts for %d example cards", len(recs), len(cs))
+	}
+	for name, rec := range recs {
+		card := cs[name]
+		if rec.Verdict != drill.VerdictPass || len(rec.Cases) != 12 {
+			t.Fatalf("%s: verdict %s with %d cases\n%s", name, rec.Verdict, len(rec.Cases), rec.Markdown(""))
+		}
+		if rec.Card.Version != card.Version || rec.Card.SHA256 != card.SHA256 || rec.Card.SHA256 == "" || rec.RanBy != "drill-test" || rec.HandoffVersion != "test" {
+			t.Fatalf("%s: receipt names card %+v, ran by %q, want version %d sha %s", name, rec.Card, rec.RanBy, card.Version, card.SHA256)
+		}
+		if rec.StartedAt.IsZero() || rec.FinishedAt.Before(rec.StartedAt) {
+			t.Fatalf("%s: times %s – %s", name, rec.StartedAt, rec.FinishedAt)
+		}
+		dedupes := card.ProviderIdempotency != domain.IdempotencyNone
+		for _, c := range rec.Cases {
+			if c.Verdict != drill.VerdictPass && c.Verdict != drill.VerdictNotApplicable {
+				t.Fatalf("%s case %d: %s: %s", name, c.Number, c.Verdict, c.Explanation)
+			}
+			if c.Verdict == drill.VerdictPass && (len(c.Steps) == 0 || c.Expected == "") {
+				t.Fatalf("%s case %d passed without steps or expectation: %+v", name, c.Number, c)
+			}
+		}
+		// Case by case, what the card says must have happened.
+		for _, n := range []int{1, 2, 6, 10} {
+			c := caseOf(t, rec, n)
+			if c.Executions != 1 || c.State != "completed" || c.StoredResultMatch == nil || !*c.StoredResultMatch {
+				t.Fatalf("%s case %d: want completed once with the stored result, got %+v", name, n, c)
+			}
+		}
+		if c := caseOf(t, rec, 1); len(c.ProviderAnswers) != 1 {
+			t.Fatalf("%s case 1: the second delivery must not reach the provider: %v", name, c.ProviderAnswers)
+		}
+		c3 := caseOf(t, rec, 3)
+		if card.Retry.MaxAttempts > 1 && (c3.State != "completed" || c3.Executions != 1 || c3.Retries != 1 || !*c3.StoredResultMatch) {
+			t.Fatalf("%s case 3: after the crash a second worker completes it once, got %+v", name, c3)
+		}
+		if card.Retry.MaxAttempts == 1 && (c3.State != "failed_terminal" || c3.Executions != 0) {
+			t.Fatalf("%s case 3: the crash spent the only attempt, nothing was sent, got %+v", name, c3)
+		}
+		if c := caseOf(t, rec, 7); c.Executions != 0 || c.State != "failed_terminal" {
+			t.Fatalf("%s case 7: a loop must never execute: %+v", name, c)
+		}
+		c4 := caseOf(t, rec, 4)
+		if want := map[bool]string{true: "completed", false: "unknown_outcome"}[dedupes]; c4.State != want || c4.Executions != 1 {
+			t.Fatalf("%s case 4: want %s with 1 execution, got %+v", name, want, c4)
+		}
+		c5 := caseOf(t, rec, 5)
+		if want := map[bool]int{true: 2, false: 1}[card.IsRetryable(domain.ClassRateLimited) && card.Retry.MaxAttempts > 1]; c5.Executions != want {
+			t.Fatalf("%s case 5: want %d executions across the two actions, got %+v", name, want, c5)
+		}
+		for _, n := range []int{11, 12} {
+			c := caseOf(t, rec, n)
+			if !dedupes {
+				if c.Verdict != drill.VerdictNotApplicable {
+					t.Fatalf("%s case %d applies only to a deduplicating provider: %+v", name, n, c)
+				}
+				continue
+			}
+			if c.Executions != 1 {
+				t.Fatalf("%s case %d: want 1 execution, got %+v", name, n, c)
+			}
+		}
+		if c := caseOf(t, rec, 11); dedupes && c.State != "unknown_outcome" {
+			t.Fatalf("%s case 11: past retention the key is not relied on, got %+v", name, c)
+		}
+		if c := caseOf(t, rec, 12); dedupes && (c.State != "completed" || !*c.StoredResultMatch) {
+			t.Fatalf("%s case 12: inside retention the resend answers the stored result, got %+v", name, c)
+		}
+		for _, n := range []int{8, 9} {
+			c := caseOf(t, rec, n)
+			if c.Executions != 1 {
+				t.Fatalf("%s case %d: want 1 execution, got %+v", name, n, c)
+			}
+		}
+		if c := caseOf(t, rec, 8); c.State != "completed" {
+			t.Fatalf("%s case 8: the found record completes it, got %+v", name, c)
+		}
+		if c := caseOf(t, rec, 9); card.DrillLookup() == "unsure" && c.State != "unknown_outcome" {
+			t.Fatalf("%s case 9: an unsure lookup leaves it to a person, got %+v", name, c)
+		}
+		// The receipt verifies against its audit event.
+		if _, err := verifyReceipt(context.Background(), rig.store, filepath.Join(rig.dir, rec.ID+".json")); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestDrill_FailsLoudlyWhenTheCardLies(t *testing.T) {
+	rig := newDrillRig(t, cardsFrom(t, `
+- name: liar.dedupe
+  provider: sandboxed
+  provider_idempotency: key
+  provider_key_retention: 24h
+  retry: {max_attempts: 3, backoff: 1s}
+  retryable: [transient, rate_limited]
+  drill: {adapter: sandbox, idempotency: none}
+- name: liar.timeout
+  provider: sandboxed
+  provider_idempotency: none
+  retry: {max_attempts: 3, backoff: 1s}
+  retryable: [transient, rate_limited, timeout]
+  retry_layer: worker
+  drill: {adapter: sandbox}
+`))
+	recs, err := rig.drill()
+	if err == nil || !strings.Contains(err.Error(), "liar.dedupe: fail") || !strings.Contains(err.Error(), "liar.timeout: fail") {
+		t.Fatalf("want the drill to fail on both cards, got %v", err)
+	}
+	// The card claims key deduplication; the sandbox does not dedupe: the
+	// resend inside retention executed twice.
+	dedupe := recs["liar.dedupe"]
+	c12 := caseOf(t, dedupe, 12)
+	if dedupe.Verdict != drill.VerdictFail || c12.Verdict != drill.VerdictFail || c12.Executions != 2 ||
+		!strings.Contains(c12.Explanation, "DUPLICATE EXECUTION") || !strings.Contains(c12.Explanation, "provider_idempotency: key") {
+		t.Fatalf("case 12 should fail on the duplicate, got %+v", c12)
+	}
+	// The card lets the worker retry timeouts on a provider that does not
+	// dedupe: the lost answer is retried and executes twice.
+	timeout := recs["liar.timeout"]
+	c4 := caseOf(t, timeout, 4)
+	if timeout.Verdict != drill.VerdictFail || c4.Verdict != drill.VerdictFail || c4.Executions != 2 || c4.Retries < 1 ||
+		!strings.Contains(c4.Explanation, "DUPLICATE EXECUTION") || !strings.Contains(c4.Explanation, "timeout as retryable") ||
+		len(c4.ProviderAnswers) != 2 {
+		t.Fatalf("case 4 should show the duplicate execution, got %+v", c4)
+	}
+	// Failing receipts are stored and verifiable too.
+	for _, rec := range recs {
+		if _, err := verifyReceipt(context.Background(), rig.store, filepath.Join(rig.dir, rec.ID+".json")); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestDrill_RefusesATypeWithoutASandboxAdapter(t *testing.T) {
+	rig := newDrillRig(t, cardsFrom(t, `
+- name: live.charge
+  provider: payments
+  provider_idempotency: none
+  retry: {max_attempts: 1, backoff: 1s}
+  drill: {adapter: live}
+- name: unset.charge
+  provider: payments
+  provider_idempotency: none
+  retry: {max_attempts: 1, backoff: 1s}
+`))
+	recs, err := rig.drill()
+	if !errors.Is(err, drill.ErrNotSandbox) && (err == nil || !strings.Contains(err.Error(), "not a sandbox adapter")) {
+		t.Fatalf("want a refusal, got %v", err)
+	}
+	if len(recs) != 0 || !strings.Contains(err.Error(), "live.charge") || !strings.Contains(err.Error(), "unset.charge") {
+		t.Fatalf("both types must be refused, nothing drilled: %v, %d receipts", err, len(recs))
+	}
+	list, err := drill.Types(context.Background(), rig.opts.Workflow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := drill.Run(context.Background(), rig.opts, filterTypes(list, "live.charge")[0]); !errors.Is(err, drill.ErrNotSandbox) {
+		t.Fatalf("drill.Run must refuse too, got %v", err)
+	}
+	sums, err := rig.store.DrillSummaries(context.Background())
+	if err != nil || len(sums) != 0 {
+		t.Fatalf("a refused drill stores nothing: %v %v", sums, err)
+	}
+}
+
+// The command end to end: `handoff drill --type` on an embedded Handoff
+// writes and records a receipt; `handoff drill verify` accepts it, and
+// refuses it once edited.
+func TestDrillCommand_VerifyDetectsAnEditedReceipt(t *testing.T) {
+	t.Setenv("HANDOFF_DATABASE_URL", storetest.URL(t))
+	t.Setenv("HANDOFF_CARDS", "")
+	ctx := context.Background()
+	dir := t.TempDir()
+	var out, errOut strings.Builder
+	if err := run(ctx, []string{"drill", "--type", "email.send", "--receipts", dir, "--by", "alice@example.com"}, &out, &errOut); err != nil {
+		t.Fatalf("drill: %v\n%s%s", err, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "PASS email.send") {
+		t.Fatalf("output: %s", out.String())
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("want one receipt, got %v", files)
+	}
+	raw, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := drill.Parse(raw)
+	if err != nil || rec.RanBy != "alice@example.com" || rec.Verdict != drill.VerdictPass || rec.HandoffVersion == "" {
+		t.Fatalf("receipt %+v %v", rec, err)
+	}
+	out.Reset()
+	if err := run(ctx, []string{"drill", "verify", files[0]}, &out, &errOut); err != nil || !strings.Contains(out.String(), "verified") {
+		t.Fatalf("verify: %v %s", err, out.String())
+	}
+	// Someone turns a case's verdict around in the file.
+	edited := strings.Replace(string(raw), `"executions": 1`, `"executions": 0`, 1)
+	if edited == string(raw) {
+		t.Fatal("nothing to edit")
+	}
+	if err := os.WriteFile(files[0], []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = run(ctx, []string{"drill", "verify", files[0]}, &out, &errOut)
+	if !errors.Is(err, errReceiptEdited) || !strings.Contains(err.Error(), drill.Hash(raw)) || !strings.Contains(err.Error(), rec.ID) {
+		t.Fatalf("an edited receipt must fail verification naming the recorded hash, got %v", err)
+	}
+	// A receipt no audit event knows is refused too.
+	forged := strings.Replace(string(raw), rec.ID, "drl_forged", -1)
+	p := filepath.Join(dir, "forged.json")
+	if err := os.WriteFile(p, []byte(forged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(ctx, []string{"drill", "verify", p}, &out, &errOut); !errors.Is(err, errReceiptEdited) {
+		t.Fatalf("a receipt without audit event must fail, got %v", err)
+	}
+}
+
+// Against a Handoff where the drill has no person's credential, the cases
+// needing a decision are skipped and the drill is incomplete, not passed.
+func TestDrill_WithoutPeopleIsIncomplete(t *testing.T) {
+	rig := newDrillRig(t, exampleCards(t))
+	rig.opts.Operator, rig.opts.Approver = nil, nil
+	recs, err := rig.drill("email.send")
+	if err == nil || !strings.Contains(err.Error(), "email.send: incomplete") {
+		t.Fatalf("want an incomplete drill, got %v", err)
+	}
+	rec := recs["email.send"]
+	c10 := caseOf(t, rec, 10)
+	if rec.Verdict != drill.VerdictIncomplete || c10.Verdict != drill.VerdictSkipped || !strings.Contains(c10.Explanation, "credential") {
+		t.Fatalf("case 10 should be skipped for want of people: %+v", c10)
+	}
+	sums, err := rig.store.DrillSummaries(context.Background())
+	if err != nil || sums["email.send"].Last.Verdict != drill.VerdictIncomplete || sums["email.send"].LastPass != nil {
+		t.Fatalf("an incomplete drill is stored, and is no passing drill: %+v %v", sums, err)
+	}
+}
+
+// `handoff drill --url --token` drills a running Handoff through its API
+// alone, with people's tokens for the decisions, and stores the receipt in
+// that Handoff's database.
+func TestDrillCommand_AgainstARunningHandoff(t *testing.T) {
+	dbURL := storetest.URL(t)
+	t.Setenv("HANDOFF_DATABASE_URL", dbURL)
+	ctx := context.Background()
+	s, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cs := exampleCards(t)
+	versions, err := s.SyncCards(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stampCards(cs, versions)
+	emb, err := startEmbedded(ctx, s, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Close()
+	dir := t.TempDir()
+	var out, errOut strings.Builder
+	err = run(ctx, []string{"drill", "--type", "payment.charge", "--url", emb.URL, "--token", emb.Workflow.Token,
+		"--operator-token", emb.Operator.Token, "--approver-token", emb.Approver.Token, "--receipts", dir}, &out, &errOut)
+	if err != nil || !strings.Contains(out.String(), "PASS payment.charge") {
+		t.Fatalf("drill: %v\n%s", err, out.String())
+	}
+	sums, err := s.DrillSummaries(ctx)
+	if err != nil || sums["payment.charge"].LastPass == nil || !sums["payment.charge"].Drilled(cs["payment.charge"]) {
+		t.Fatalf("the passing receipt is stored and names the card as served: %+v %v", sums, err)
+	}
+	// Without a token the drill does not start.
+	if err := run(ctx, []string{"drill", "--url", emb.URL}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "--token") {
+		t.Fatalf("want a refusal without --token, got %v", err)
+	}
+}

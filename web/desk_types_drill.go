@@ -1,0 +1,82 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/views/pages"
+)
+
+// addDrills says on each card when its type was last drilled and whether
+// the card as loaded now passed a drill.
+func (s *server) addDrills(c *gin.Context, views []pages.CardView) error {
+	if s.ledger.Drills == nil {
+		return nil
+	}
+	sums, err := s.ledger.Drills.DrillSummaries(c.Request.Context())
+	if err != nil {
+		return err
+	}
+	for i := range views {
+		card, _ := s.ledger.Cards.Get(views[i].Name)
+		views[i].Drill = drillView(card, sums[card.Name])
+	}
+	return nil
+}
+
+func drillView(card domain.Card, sum domain.DrillSummary) pages.DrillView {
+	if sum.Last.ID == "" {
+		return pages.DrillView{Status: "not drilled", Why: "No drill has run for this type: run handoff drill --type " + card.Name + " before production."}
+	}
+	v := pages.DrillView{LastAt: sum.Last.RanAt.UTC().Format(time.DateTime + " UTC"), LastVerdict: sum.Last.Verdict,
+		ReceiptURL: "/desk/drills/" + sum.Last.ID, ReceiptSHA256: sum.Last.SHA256}
+	switch {
+	case sum.Drilled(card):
+		v.Status = "drilled"
+	case sum.LastPass == nil:
+		v.Status, v.Why = "not drilled", "No drill of this type has passed."
+	default:
+		v.Status, v.Why = "not drilled", fmt.Sprintf("The card changed since its last passing drill (card version %d then, %d now).", sum.LastPass.CardVersion, card.Version)
+	}
+	return v
+}
+
+// drillReceipt answers a stored drill receipt as it was written.
+func (s *server) drillReceipt(c *gin.Context) {
+	if s.ledger.Drills == nil {
+		s.fail(c, domain.Errorf(domain.ENotFound, "no drill receipts are kept here"))
+		return
+	}
+	rec, raw, err := s.ledger.Drills.DrillReceipt(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Header("Cache-Control", "no-store")
+	c.Header("X-Receipt-SHA256", rec.SHA256)
+	c.Data(http.StatusOK, "application/json; charset=utf-8", raw)
+}
+
+// addTemplateFields explains the rest of seed 003's card template: the
+// retry layer, the reconciliation owner, the ID rule, the drill's adapter
+// and where its receipts go.
+func addTemplateFields(c domain.Card, add func(name, value, meaning string, warn bool)) {
+	if c.Retrier() == domain.RetryByWorker {
+		add("retry_layer", "worker", "The worker retries inside its call to the provider; Handoff does not schedule retries on top, or they would multiply.", false)
+	} else {
+		add("retry_layer", "handoff", "Handoff schedules every retry; workers and provider SDKs must not retry on their own, or the retries multiply.", false)
+	}
+	add("reconciliation_owner", or(c.ReconciliationOwner, "nobody named"), "Who confirms at the provider what happened to an unknown outcome.", c.ReconciliationOwner == "")
+	add("id_rule", or(c.IDRule, "not written down"), "How the business key is made: the same intent always gets the same key, and a retry never a new one.", c.IDRule == "")
+	if c.Drill.Adapter == domain.DrillAdapterSandbox {
+		add("drill", fmt.Sprintf("sandbox (idempotency %s, lookup %s)", c.DrillIdempotency(), c.DrillLookup()),
+			"handoff drill runs the seed cases for this type against a sandbox provider behaving like this, never the real one.", false)
+	} else {
+		add("drill", or(c.Drill.Adapter, "no adapter"), "The drill only runs against a sandbox adapter: this type cannot be drilled as configured.", true)
+	}
+	add("receipts", or(c.Receipts, "receipts"), "Where the drill writes its receipts (JSON and Markdown); each receipt's hash is in the audit trail.", false)
+}
