@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/cookiejar"
@@ -298,6 +299,7 @@ func TestCompose_Topology(t *testing.T) {
 	db := storetest.URL(t)
 	addrs := []string{freeAddr(t, "127.0.0.1"), freeAddr(t, "127.0.0.1")}
 	var replicas []*server
+	var logs []*syncBuffer
 	for i, name := range []string{"handoff", "handoff-2"} {
 		env := composeEnv(t, compose, name)
 		subst := map[string]string{
@@ -315,7 +317,8 @@ func TestCompose_Topology(t *testing.T) {
 		for k, v := range subst {
 			env[k] = v
 		}
-		replicas = append(replicas, launch(t, env))
+		r, _, log := launchCmd(t, env)
+		replicas, logs = append(replicas, r), append(logs, log)
 	}
 	one, two := replicas[0], replicas[1]
 
@@ -394,6 +397,20 @@ func TestCompose_Topology(t *testing.T) {
 	}
 	if e := events[len(events)-1]; e.Actor.Email != "ann@example.com" || e.Actor.Issuer != idp.Issuer() || e.Actor.Role != domain.RoleOperator {
 		t.Fatalf("the decision's actor: %+v", e.Actor)
+	}
+
+	// HANDOFF_LOG_FORMAT=json: every line a replica wrote is a JSON record.
+	for i, log := range logs {
+		lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+		for _, line := range lines {
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(line), &rec); err != nil || rec["level"] == nil || rec["msg"] == nil || rec["time"] == nil {
+				t.Errorf("replica %d wrote a line that is not a JSON log record: %q", i+1, line)
+			}
+		}
+		if len(lines) < 3 {
+			t.Errorf("replica %d logged %d lines", i+1, len(lines))
+		}
 	}
 }
 
