@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -262,6 +263,51 @@ func TestCompose_File(t *testing.T) {
 	}
 	if replicas < 2 {
 		t.Errorf("found %d handoff replicas, want the default one and the ha profile's", replicas)
+	}
+
+	// Prometheus scrapes every replica and loads deploy/prometheus/alerts.yml;
+	// the balancer sends to every replica.
+	var prom struct {
+		RuleFiles     []string `yaml:"rule_files"`
+		ScrapeConfigs []struct {
+			StaticConfigs []struct {
+				Targets []string `yaml:"targets"`
+			} `yaml:"static_configs"`
+		} `yaml:"scrape_configs"`
+	}
+	readYAML(t, "../deploy/prometheus/prometheus.yml", &prom)
+	if !strings.Contains(raw, "./deploy/prometheus:/etc/prometheus:ro") ||
+		!slices.ContainsFunc(prom.RuleFiles, func(glob string) bool { ok, _ := filepath.Match(glob, "/etc/prometheus/alerts.yml"); return ok }) {
+		t.Errorf("Prometheus does not load deploy/prometheus/alerts.yml: rule_files %v", prom.RuleFiles)
+	}
+	var targets []string
+	for _, sc := range prom.ScrapeConfigs {
+		for _, st := range sc.StaticConfigs {
+			targets = append(targets, st.Targets...)
+		}
+	}
+	caddy, err := os.ReadFile("../deploy/caddy/Caddyfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range compose.Services {
+		if s.Environment["HANDOFF_OIDC_ISSUER"] == "" {
+			continue
+		}
+		if !slices.Contains(targets, name+":8080") {
+			t.Errorf("Prometheus does not scrape %s: %v", name, targets)
+		}
+		if !regexp.MustCompile(`reverse_proxy[^{\n]*\s` + regexp.QuoteMeta(name) + `:8080[\s{]`).Match(caddy) {
+			t.Errorf("the Caddyfile does not balance to %s", name)
+		}
+	}
+	if raw, err := os.ReadFile("../deploy/prometheus/alerts.yml"); err == nil {
+		var rules struct {
+			Groups []any `yaml:"groups"`
+		}
+		if err := yaml.Unmarshal(raw, &rules); err != nil || len(rules.Groups) == 0 {
+			t.Errorf("deploy/prometheus/alerts.yml has no rule groups: %v", err)
+		}
 	}
 }
 
