@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -262,6 +264,51 @@ func TestCompose_File(t *testing.T) {
 	if replicas < 2 {
 		t.Errorf("found %d handoff replicas, want the default one and the ha profile's", replicas)
 	}
+
+	// Prometheus scrapes every replica and loads deploy/prometheus/alerts.yml;
+	// the balancer sends to every replica.
+	var prom struct {
+		RuleFiles     []string `yaml:"rule_files"`
+		ScrapeConfigs []struct {
+			StaticConfigs []struct {
+				Targets []string `yaml:"targets"`
+			} `yaml:"static_configs"`
+		} `yaml:"scrape_configs"`
+	}
+	readYAML(t, "../deploy/prometheus/prometheus.yml", &prom)
+	if !strings.Contains(raw, "./deploy/prometheus:/etc/prometheus:ro") ||
+		!slices.ContainsFunc(prom.RuleFiles, func(glob string) bool { ok, _ := filepath.Match(glob, "/etc/prometheus/alerts.yml"); return ok }) {
+		t.Errorf("Prometheus does not load deploy/prometheus/alerts.yml: rule_files %v", prom.RuleFiles)
+	}
+	var targets []string
+	for _, sc := range prom.ScrapeConfigs {
+		for _, st := range sc.StaticConfigs {
+			targets = append(targets, st.Targets...)
+		}
+	}
+	caddy, err := os.ReadFile("../deploy/caddy/Caddyfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range compose.Services {
+		if s.Environment["HANDOFF_OIDC_ISSUER"] == "" {
+			continue
+		}
+		if !slices.Contains(targets, name+":8080") {
+			t.Errorf("Prometheus does not scrape %s: %v", name, targets)
+		}
+		if !regexp.MustCompile(`reverse_proxy[^{\n]*\s` + regexp.QuoteMeta(name) + `:8080[\s{]`).Match(caddy) {
+			t.Errorf("the Caddyfile does not balance to %s", name)
+		}
+	}
+	if raw, err := os.ReadFile("../deploy/prometheus/alerts.yml"); err == nil {
+		var rules struct {
+			Groups []any `yaml:"groups"`
+		}
+		if err := yaml.Unmarshal(raw, &rules); err != nil || len(rules.Groups) == 0 {
+			t.Errorf("deploy/prometheus/alerts.yml has no rule groups: %v", err)
+		}
+	}
 }
 
 // composeEnv is a service's environment from docker-compose.yml, as
@@ -298,6 +345,7 @@ func TestCompose_Topology(t *testing.T) {
 	db := storetest.URL(t)
 	addrs := []string{freeAddr(t, "127.0.0.1"), freeAddr(t, "127.0.0.1")}
 	var replicas []*server
+	var logs []*syncBuffer
 	for i, name := range []string{"handoff", "handoff-2"} {
 		env := composeEnv(t, compose, name)
 		subst := map[string]string{
@@ -315,7 +363,8 @@ func TestCompose_Topology(t *testing.T) {
 		for k, v := range subst {
 			env[k] = v
 		}
-		replicas = append(replicas, launch(t, env))
+		r, _, log := launchCmd(t, env)
+		replicas, logs = append(replicas, r), append(logs, log)
 	}
 	one, two := replicas[0], replicas[1]
 
@@ -394,6 +443,20 @@ func TestCompose_Topology(t *testing.T) {
 	}
 	if e := events[len(events)-1]; e.Actor.Email != "ann@example.com" || e.Actor.Issuer != idp.Issuer() || e.Actor.Role != domain.RoleOperator {
 		t.Fatalf("the decision's actor: %+v", e.Actor)
+	}
+
+	// HANDOFF_LOG_FORMAT=json: every line a replica wrote is a JSON record.
+	for i, log := range logs {
+		lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+		for _, line := range lines {
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(line), &rec); err != nil || rec["level"] == nil || rec["msg"] == nil || rec["time"] == nil {
+				t.Errorf("replica %d wrote a line that is not a JSON log record: %q", i+1, line)
+			}
+		}
+		if len(lines) < 3 {
+			t.Errorf("replica %d logged %d lines", i+1, len(lines))
+		}
 	}
 }
 

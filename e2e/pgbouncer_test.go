@@ -21,11 +21,11 @@ import (
 
 const pgbouncerBinary = "/usr/sbin/pgbouncer"
 
-// TestPgBouncer_TransactionMode runs the lifecycle and concurrency tests
-// with every server behind PgBouncer in transaction mode, configured as
-// the README's "Running many replicas" says: pgx's describe cache instead
-// of named prepared statements, and migrations run on a direct connection
-// before the replicas start.
+// TestPgBouncer_TransactionMode runs the lifecycle and concurrency tests,
+// and checks the probes, with every server behind PgBouncer in transaction
+// mode, configured as the README's "Running many replicas" says: pgx's
+// describe cache instead of named prepared statements, and migrations run
+// on a direct connection before the replicas start.
 func TestPgBouncer_TransactionMode(t *testing.T) {
 	if !storetest.Postgres() {
 		t.Skip("needs PostgreSQL: set " + storetest.EnvPostgres)
@@ -76,13 +76,67 @@ func TestPgBouncer_TransactionMode(t *testing.T) {
 	} {
 		t.Run(name, test)
 	}
-	// Everything went through PgBouncer, in transaction mode.
 	cons, err := sql.Open("pgx", fmt.Sprintf("postgres://%s@%s/pgbouncer?sslmode=disable&default_query_exec_mode=simple_protocol",
 		direct.User.Username(), bouncer))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cons.Close()
+
+	// The probes: /readyz fails while the database cannot be reached or a
+	// migration is pending, and recovers; /healthz is liveness only.
+	t.Run("Probes", func(t *testing.T) {
+		s := startServer(t)
+		u, _ := url.Parse(envOf(s, "HANDOFF_DATABASE_URL"))
+		name := strings.TrimPrefix(u.Path, "/")
+		probe := func(path string) int {
+			r := s.call(t, "", "GET", path, nil)
+			return r.Status
+		}
+		waitFor := func(what string, want int) {
+			t.Helper()
+			for deadline := time.Now().Add(30 * time.Second); probe("/readyz") != want; time.Sleep(100 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("/readyz did not answer %d %s", want, what)
+				}
+			}
+			if got := probe("/healthz"); got != 200 {
+				t.Fatalf("/healthz answered %d %s", got, what)
+			}
+		}
+		waitFor("at the start", 200)
+		for _, cmd := range []string{"DISABLE " + name, "KILL " + name} {
+			if _, err := cons.Exec(cmd); err != nil {
+				t.Fatalf("%s: %v", cmd, err)
+			}
+		}
+		waitFor("while the database cannot be reached", 503)
+		for _, cmd := range []string{"RESUME " + name, "ENABLE " + name} {
+			if _, err := cons.Exec(cmd); err != nil {
+				t.Fatalf("%s: %v", cmd, err)
+			}
+		}
+		waitFor("once the database is back", 200)
+
+		d := *direct
+		d.Path = "/" + name
+		db, err := sql.Open("pgx", d.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var latest int64
+		if err := db.QueryRow("DELETE FROM goose_db_version WHERE version_id = (SELECT max(version_id) FROM goose_db_version) RETURNING version_id").Scan(&latest); err != nil {
+			t.Fatal(err)
+		}
+		waitFor("with a migration pending", 503)
+		if _, err := db.Exec("INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, true)", latest); err != nil {
+			t.Fatal(err)
+		}
+		waitFor("once migrated", 200)
+	})
+
+	// Everything went through PgBouncer, in transaction mode.
 	var mode string
 	rows, err := cons.Query("SHOW CONFIG")
 	if err != nil {

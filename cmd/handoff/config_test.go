@@ -1,0 +1,40 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConfig_ShutdownAndLogs(t *testing.T) {
+	c, err := configFromEnv(env())
+	if err != nil || c.ShutdownTimeout != 20*time.Second || c.LogFormat != "text" {
+		t.Fatalf("defaults: %+v %v", c, err)
+	}
+	c, err = configFromEnv(env("HANDOFF_SHUTDOWN_TIMEOUT", "45s", "HANDOFF_LOG_FORMAT", "json"))
+	if err != nil || c.ShutdownTimeout != 45*time.Second || c.LogFormat != "json" {
+		t.Fatalf("set: %+v %v", c, err)
+	}
+	var buf bytes.Buffer
+	c.logger(&buf).Info("handoff serving", "addr", "http://0.0.0.0:8080")
+	var rec map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil || rec["msg"] != "handoff serving" || rec["addr"] != "http://0.0.0.0:8080" {
+		t.Fatalf("a JSON log record: %q %v", buf.String(), err)
+	}
+	for _, bad := range [][]string{{"HANDOFF_SHUTDOWN_TIMEOUT", "soon"}, {"HANDOFF_SHUTDOWN_TIMEOUT", "-1s"}, {"HANDOFF_LOG_FORMAT", "xml"}} {
+		if _, err := configFromEnv(env(bad...)); err == nil || !strings.Contains(err.Error(), bad[0]) {
+			t.Errorf("%s=%s: %v, want an error naming the variable", bad[0], bad[1], err)
+		}
+	}
+}
+
+func TestProbeAddr(t *testing.T) {
+	for in, want := range map[string]string{"0.0.0.0:8080": "127.0.0.1:8080", "[::]:8080": "127.0.0.1:8080", ":8080": "127.0.0.1:8080",
+		"127.0.0.1:9000": "127.0.0.1:9000", "handoff:8080": "handoff:8080", "[::1]:8080": "[::1]:8080"} {
+		if got := probeAddr(in); got != want {
+			t.Errorf("probeAddr(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
