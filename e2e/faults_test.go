@@ -44,9 +44,9 @@ type proc struct {
 	exited chan struct{}
 }
 
-// launch starts `handoff serve` on a free port with env, without waiting
+// launchProc starts `handoff serve` on a free port with env, without waiting
 // for it to be ready.
-func launch(t *testing.T, env []string) *proc {
+func launchProc(t *testing.T, env []string) *proc {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -251,7 +251,7 @@ func TestFaults_ReplicasStartTogether(t *testing.T) {
 		env := baseEnv(storetest.URL(t))
 		procs := make([]*proc, 4)
 		for i := range procs {
-			procs[i] = launch(t, env)
+			procs[i] = launchProc(t, env)
 		}
 		errs := make([]error, len(procs))
 		parallel(len(procs), func(i int) { errs[i] = procs[i].ready() })
@@ -355,7 +355,7 @@ func TestFaults_Kill9ThenAuditVerify(t *testing.T) {
 		t.Fatalf("token create: %v\n%s", err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	p := launch(t, env)
+	p := launchProc(t, env)
 	if err := p.ready(); err != nil {
 		t.Fatal(err)
 	}
