@@ -27,6 +27,9 @@ type Operation struct {
 	Content        json.RawMessage // the current snapshot, canonical JSON
 	ContentAuthor  string          // who made the current snapshot; "" for the registering workflow
 	Approval       *Approval
+	// ContentPurgedAt is when content retention emptied Content, every
+	// content version and the result data; nil while they are kept.
+	ContentPurgedAt *time.Time
 
 	ProviderKey            string
 	ProviderKeyFirstSentAt *time.Time

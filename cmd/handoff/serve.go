@@ -80,6 +80,10 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	if err := startAuditLoops(sweepCtx, s); err != nil {
 		return err
 	}
+	if cfg.ContentRetention > 0 {
+		slog.Info("content retention", "final_operations_keep_content", cfg.ContentRetention)
+		go (&reconcile.ContentPurger{Ledger: ledger, Interval: time.Minute, Retention: cfg.ContentRetention}).Run(sweepCtx)
+	}
 
 	if list, err := tokens.List(ctx); err == nil && len(list) == 0 {
 		fmt.Fprintf(stderr, "No API tokens yet. Create one for a workflow with:\n"+

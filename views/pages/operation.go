@@ -40,10 +40,11 @@ type OpFacts struct {
 type Snapshot struct {
 	Version    int
 	SHA256     string
-	JSON       string // pretty-printed, cut at components.ContentBudget
-	Truncated  bool   // JSON is cut: Download has it all
-	Download   string // the snapshot as a JSON file
-	Author     string // "" for the registering workflow
+	JSON       string     // pretty-printed, cut at components.ContentBudget
+	Truncated  bool       // JSON is cut: Download has it all
+	Download   string     // the snapshot as a JSON file
+	PurgedAt   *time.Time // content retention purged every version then
+	Author     string     // "" for the registering workflow
 	ApprovedBy string
 	ApprovedAt *time.Time
 }
