@@ -104,6 +104,7 @@ type cardYAML struct {
 	Owner                string    `yaml:"owner"`
 	NotifyURL            string    `yaml:"notify_url"`
 	Unverified           []string  `yaml:"unverified"`
+	ContentVisibleTo     string    `yaml:"content_visible_to"`
 }
 
 type retryYAML struct {
@@ -189,6 +190,11 @@ func (y cardYAML) toDomain() (domain.Card, []domain.FieldError) {
 	}
 	if c.Lookup, err = domain.ParseLookupMethod(y.Lookup); err != nil {
 		errs = append(errs, domain.FieldError{Field: "lookup", Message: err.Error()})
+	}
+	if y.ContentVisibleTo != "" {
+		if c.ContentVisibleTo, err = domain.ParseRole(y.ContentVisibleTo); err != nil {
+			errs = append(errs, domain.FieldError{Field: "content_visible_to", Message: "must be a role: viewer, operator, approver, admin or auditor"})
+		}
 	}
 	return c, errs
 }

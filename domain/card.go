@@ -72,6 +72,9 @@ type Card struct {
 	Owner                string
 	NotifyURL            string
 	Unverified           []string
+	// ContentVisibleTo is the lowest role that may read the content and
+	// result data; people below see their hash and size. Zero: everyone.
+	ContentVisibleTo Role
 }
 
 var cardNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,99}$`)

@@ -30,6 +30,10 @@ type Operation struct {
 	// ContentPurgedAt is when content retention emptied Content, every
 	// content version and the result data; nil while they are kept.
 	ContentPurgedAt *time.Time
+	// ContentHidden says the card keeps the content (and result data) from
+	// this reader (content_visible_to); ContentBytes is the content's size.
+	ContentHidden bool
+	ContentBytes  int
 
 	ProviderKey            string
 	ProviderKeyFirstSentAt *time.Time
@@ -120,6 +124,8 @@ type ContentVersion struct {
 	ApprovedAt  *time.Time
 	RejectedBy  string
 	RejectedAt  *time.Time
+	Hidden      bool // the card keeps Content from this reader; Bytes is its size
+	Bytes       int
 }
 
 // Actor is who asked for a change.

@@ -30,7 +30,7 @@ func cardDefinition(c domain.Card) []byte {
 		}
 		return out
 	}
-	b, _ := json.Marshal(map[string]any{
+	def := map[string]any{
 		"name": c.Name, "description": c.Description, "side_effect": c.SideEffect, "provider": c.Provider,
 		"provider_idempotency": c.ProviderIdempotency.String(), "provider_key_retention": c.ProviderKeyRetention.String(),
 		"lookup": c.Lookup.String(), "lookup_url": c.LookupURL, "lookup_authoritative": c.LookupAuthoritative,
@@ -39,7 +39,11 @@ func cardDefinition(c domain.Card) []byte {
 			"backoff": c.Retry.Backoff.String(), "backoff_max": c.Retry.BackoffMax.String()},
 		"retryable": classes(c.Retryable), "terminal": classes(c.Terminal), "lease": c.Lease.String(),
 		"owner": c.Owner, "notify_url": c.NotifyURL, "unverified": c.Unverified,
-	})
+	}
+	if c.ContentVisibleTo != (domain.Role{}) { // only when set: cards without it keep their versions
+		def["content_visible_to"] = c.ContentVisibleTo.String()
+	}
+	b, _ := json.Marshal(def)
 	canon, _ := domain.Canonicalize(b)
 	return canon
 }
