@@ -16,8 +16,10 @@ import (
 // hashes, result ref — and marks each operation with the purge time.
 //
 // Every replica may run it at once: rows are chosen under FOR UPDATE SKIP
-// LOCKED on PostgreSQL (SQLite has one writer), and only rows not yet
-// purged are chosen.
+// LOCKED on PostgreSQL (SQLite has one writer), and only rows with content
+// left are chosen. A decision that loaded the operation before the purge
+// and wrote it after (a note on a completed operation) writes the content
+// back; the next run purges it again and keeps the first purge time.
 func (s *Store) PurgeContent(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	var final []string
 	for _, st := range domain.States {
@@ -34,7 +36,7 @@ func (s *Store) PurgeContent(ctx context.Context, cutoff time.Time, limit int) (
 		var ops []struct {
 			ID, Namespace, Key, EventID string
 		}
-		err := tx.Raw("SELECT id, namespace, key, event_id FROM operations WHERE content_purged_at IS NULL AND state IN ? "+
+		err := tx.Raw("SELECT id, namespace, key, event_id FROM operations WHERE content <> '' AND state IN ? "+
 			"AND updated_at < ? ORDER BY updated_at, id LIMIT ?"+lock, final, cutoff.UTC(), limit).Scan(&ops).Error
 		if err != nil || len(ops) == 0 {
 			return err
@@ -47,8 +49,8 @@ func (s *Store) PurgeContent(ctx context.Context, cutoff time.Time, limit int) (
 		for i, op := range ops {
 			ids[i] = op.ID
 		}
-		if err := tx.Exec("UPDATE operations SET content = '', result_data = NULL, content_purged_at = ? "+
-			"WHERE id IN ? AND content_purged_at IS NULL", now.UTC(), ids).Error; err != nil {
+		if err := tx.Exec("UPDATE operations SET content = '', result_data = NULL, content_purged_at = COALESCE(content_purged_at, ?) "+
+			"WHERE id IN ?", now.UTC(), ids).Error; err != nil {
 			return err
 		}
 		if err := tx.Exec("UPDATE content_versions SET content = '' WHERE operation_id IN ?", ids).Error; err != nil {

@@ -4,7 +4,9 @@
 -- the content hashes and the result ref stay, so replays still deduplicate
 -- and the audit chains, which hold only hashes, still verify.
 ALTER TABLE operations ADD COLUMN content_purged_at datetime;
-CREATE INDEX operations_content_retention ON operations (updated_at) WHERE content_purged_at IS NULL AND state IN ('completed', 'cancelled');
+-- What retention still has to purge: final operations whose content is not
+-- empty (purged content is '', which no registered content can be).
+CREATE INDEX operations_content_retention ON operations (updated_at) WHERE content <> '' AND state IN ('completed', 'cancelled');
 
 -- +goose Down
 DROP INDEX operations_content_retention;
