@@ -28,6 +28,9 @@ type operationJSON struct {
 	ContentVersion         int             `json:"content_version"`
 	ContentSHA256          string          `json:"content_sha256"`
 	Content                json.RawMessage `json:"content,omitempty" schema:"object" doc:"only in GET /v1/operations/{id}"`
+	ContentHidden          bool            `json:"content_hidden,omitempty" doc:"the card's content_visible_to keeps the content and result data from this reader"`
+	ContentBytes           int             `json:"content_bytes,omitempty" doc:"the content's size, when it is hidden"`
+	ContentPurgedAt        *time.Time      `json:"content_purged_at,omitempty" doc:"when content retention purged the content and result data; the hashes and the result ref stay"`
 	Approval               *approvalJSON   `json:"approval"`
 	ProviderKey            *string         `json:"provider_key"`
 	ProviderKeyFirstSentAt *time.Time      `json:"provider_key_first_sent_at"`
@@ -91,8 +94,10 @@ func toOperation(op domain.Operation, withContent bool) *operationJSON {
 		Links: linksJSON{Self: "/v1/operations/" + op.ID, Desk: "/desk/operations/" + op.ID},
 	}
 	if withContent {
-		o.Content = op.Content
+		o.Content = op.Content // empty once purged: omitted
 	}
+	o.ContentPurgedAt = utcp(op.ContentPurgedAt)
+	o.ContentHidden, o.ContentBytes = op.ContentHidden, op.ContentBytes
 	if a := op.Approval; a != nil {
 		o.Approval = &approvalJSON{ContentVersion: a.ContentVersion, By: a.By, At: a.At.UTC()}
 	}

@@ -113,6 +113,7 @@ type cardYAML struct {
 	IDRule               string     `yaml:"id_rule"`
 	Drill                drillYAML  `yaml:"drill"`
 	Receipts             string     `yaml:"receipts"`
+	ContentVisibleTo     string     `yaml:"content_visible_to"`
 }
 
 // destYAML is a notification destination; format defaults to standard.
@@ -235,6 +236,11 @@ func (y cardYAML) toDomain() (domain.Card, []domain.FieldError) {
 	}
 	if c.Lookup, err = domain.ParseLookupMethod(y.Lookup); err != nil {
 		errs = append(errs, domain.FieldError{Field: "lookup", Message: err.Error()})
+	}
+	if y.ContentVisibleTo != "" {
+		if c.ContentVisibleTo, err = domain.ParseRole(y.ContentVisibleTo); err != nil {
+			errs = append(errs, domain.FieldError{Field: "content_visible_to", Message: "must be a role: viewer, operator, approver, admin or auditor"})
+		}
 	}
 	return c, errs
 }

@@ -62,6 +62,18 @@ func TestLoad_TemplateDefaults(t *testing.T) {
 	}
 }
 
+func TestLoad_ContentVisibleTo(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "types.yaml")
+	yaml := "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, content_visible_to: approver}"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := cards.Load(file)
+	if err != nil || cs["a.b"].ContentVisibleTo != domain.RoleApprover {
+		t.Fatalf("content_visible_to: %+v %v", cs["a.b"], err)
+	}
+}
+
 func TestLoad_ErrorsNameFileCardAndField(t *testing.T) {
 	tests := []struct{ name, yaml, want string }{
 		{"bad duration", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: soon}}", `card "a.b": retry.backoff "soon" is not a duration`},
@@ -78,6 +90,8 @@ func TestLoad_ErrorsNameFileCardAndField(t *testing.T) {
 		{"bad drill lookup", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, drill: {adapter: sandbox, lookup: maybe}}", `card "a.b": drill.lookup must be none, authoritative or unsure`},
 		{"bad drill idempotency", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, drill: {adapter: sandbox, idempotency: twice}}", `card "a.b": drill.idempotency must be`},
 		{"no name", "- {provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}}", `card 1: name must be`},
+		{"content_visible_to unknown role", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, content_visible_to: root}",
+			`card "a.b": content_visible_to must be a role`},
 		// What `handoff cards check` prints when a provider key could pick the link's host.
 		{"lookup_url host placeholder", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, lookup: manual, lookup_url: 'https://{provider_key}'}",
 			`card "a.b": lookup_url may use {provider_key} only in the path or the query, not in the scheme, host or port: there a workflow's provider key could choose where the desk's link points`},

@@ -79,6 +79,9 @@ type Card struct {
 	Escalate          []Destination
 	NotifyIncludeData bool // notifications carry content and result data
 	Unverified        []string
+	// ContentVisibleTo is the lowest role that may read the content and
+	// result data; people below see their hash and size. Zero: everyone.
+	ContentVisibleTo Role
 
 	// The rest of seed 003's card template: which layer retries (only one
 	// may, or the retries multiply), who confirms what happened, how the

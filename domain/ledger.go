@@ -154,6 +154,9 @@ func (l *Ledger) Get(ctx context.Context, actor Actor, id string) (Operation, er
 		return Operation{}, err
 	}
 	op, _, err := l.Store.Load(ctx, scope(actor), id)
+	if err == nil {
+		l.hideContent(actor, &op)
+	}
 	return op, err
 }
 
@@ -192,8 +195,13 @@ func (l *Ledger) Timeline(ctx context.Context, actor Actor, id string) ([]AuditE
 
 // ContentVersions lists every content snapshot of the operation.
 func (l *Ledger) ContentVersions(ctx context.Context, actor Actor, id string) ([]ContentVersion, error) {
-	if _, err := l.Get(ctx, actor, id); err != nil {
+	op, err := l.Get(ctx, actor, id)
+	if err != nil {
 		return nil, err
 	}
-	return l.Store.ContentVersions(ctx, id)
+	vs, err := l.Store.ContentVersions(ctx, id)
+	if op.ContentHidden {
+		hideVersions(vs)
+	}
+	return vs, err
 }

@@ -164,6 +164,9 @@ func (l *Ledger) DeskItem(ctx context.Context, actor Actor, id string) (DeskItem
 	if it.Versions, err = l.Store.ContentVersions(ctx, id); err != nil {
 		return DeskItem{}, err
 	}
+	if l.hideContent(actor, &it.Op) {
+		hideVersions(it.Versions)
+	}
 	if op.EventID != "" {
 		rel, _, err := l.Store.List(ctx, ListQuery{Namespace: op.Namespace, EventID: op.EventID, Limit: 50})
 		if err != nil {
@@ -204,6 +207,10 @@ func (l *Ledger) PendingApprovals(ctx context.Context, actor Actor, limit int, c
 		}
 		p := PendingApproval{Op: op, Current: ContentVersion{OperationID: op.ID, Version: op.ContentVersion,
 			Content: op.Content, SHA256: op.ContentSHA256, CreatedBy: op.ContentAuthor}}
+		if l.hideContent(actor, &p.Op) {
+			hideVersions(vs)
+			p.Current.Content, p.Current.Hidden, p.Current.Bytes = nil, true, p.Op.ContentBytes
+		}
 		for i, v := range vs {
 			if v.Version == op.ContentVersion {
 				p.Current = v

@@ -417,6 +417,11 @@ func (l *Ledger) GetEvent(ctx context.Context, actor Actor, eventID string) (Eve
 		return EventResult{}, err
 	}
 	res := EventResult{Event: ev}
+	for i, a := range ev.Actions {
+		if card, err := l.Cards.Get(a.Type); err == nil && !card.MayReadContent(actor) {
+			res.Event.Actions[i].Content = json.RawMessage("null")
+		}
+	}
 	for _, a := range ev.Actions {
 		op, _, err := l.Store.LoadByKey(ctx, ev.Namespace, ActionKey(ev.EventID, a.Action))
 		if ErrorCode(err) == ENotFound {
@@ -424,6 +429,7 @@ func (l *Ledger) GetEvent(ctx context.Context, actor Actor, eventID string) (Eve
 		} else if err != nil {
 			return EventResult{}, err
 		}
+		l.hideContent(actor, &op)
 		res.Operations = append(res.Operations, op)
 	}
 	return res, nil

@@ -27,6 +27,13 @@ type Operation struct {
 	Content        json.RawMessage // the current snapshot, canonical JSON
 	ContentAuthor  string          // who made the current snapshot; "" for the registering workflow
 	Approval       *Approval
+	// ContentPurgedAt is when content retention emptied Content, every
+	// content version and the result data; nil while they are kept.
+	ContentPurgedAt *time.Time
+	// ContentHidden says the card keeps the content (and result data) from
+	// this reader (content_visible_to); ContentBytes is the content's size.
+	ContentHidden bool
+	ContentBytes  int
 
 	ProviderKey            string
 	ProviderKeyFirstSentAt *time.Time
@@ -123,6 +130,8 @@ type ContentVersion struct {
 	ApprovedAt  *time.Time
 	RejectedBy  string
 	RejectedAt  *time.Time
+	Hidden      bool // the card keeps Content from this reader; Bytes is its size
+	Bytes       int
 
 	// CreatedByIssuer and CreatedBySubject name the reviser as their
 	// identity provider does; four eyes compare these, not the email.

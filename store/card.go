@@ -61,6 +61,9 @@ func cardDefinition(c domain.Card) []byte {
 	if c.NotifyIncludeData {
 		def["notify_include_data"] = true
 	}
+	if c.ContentVisibleTo != (domain.Role{}) { // only when set: cards without it keep their versions
+		def["content_visible_to"] = c.ContentVisibleTo.String()
+	}
 	b, _ := json.Marshal(def)
 	canon, _ := domain.Canonicalize(b)
 	return canon

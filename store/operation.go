@@ -150,6 +150,7 @@ func (s *Store) load(ctx context.Context, where string, args ...any) (domain.Ope
 	if err != nil {
 		return domain.Operation{}, time.Time{}, domain.Wrap(domain.EInternal, err, "unreadable operation row")
 	}
+	op.ContentPurgedAt = utcPtr(row.ContentPurgedAt)
 	now := row.DBNow
 	if s.dialect != "postgres" {
 		now = s.now()

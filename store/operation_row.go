@@ -62,6 +62,9 @@ func (operationRow) TableName() string { return "operations" }
 type operationWithClock struct {
 	Row   operationRow `gorm:"embedded"`
 	DBNow time.Time    `gorm:"column:db_now"`
+	// ContentPurgedAt is read with the row but never written with it: only
+	// PurgeContent sets it (content_purge.go).
+	ContentPurgedAt *time.Time `gorm:"column:content_purged_at"`
 }
 
 func toOperationRow(op domain.Operation) operationRow {

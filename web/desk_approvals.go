@@ -42,6 +42,10 @@ func (s *server) approvals(c *gin.Context) {
 		}
 		it.Diff, it.DiffTruncated = boundedDiff(before, p.Current.Content)
 		it.Download = snapshotURL(p.Op.ID, p.Current.Version)
+		if p.Op.ContentHidden {
+			card, _ := s.ledger.Cards.Get(p.Op.Type)
+			it.HiddenFrom, it.Bytes, it.Diff, it.DiffTruncated = card.ContentVisibleTo.String(), p.Op.ContentBytes, nil, false
+		}
 		v.Items = append(v.Items, it)
 	}
 	page(c, http.StatusOK, pages.Approvals(v), pages.ApprovalsList(v))

@@ -42,13 +42,17 @@ func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView 
 	v.Snapshot = pages.Snapshot{Version: op.ContentVersion, SHA256: op.ContentSHA256, Author: op.ContentAuthor,
 		Download: snapshotURL(op.ID, op.ContentVersion)}
 	v.Snapshot.JSON, v.Snapshot.Truncated = components.BoundedJSON(op.Content, components.ContentBudget)
+	v.Snapshot.PurgedAt = op.ContentPurgedAt
+	if op.ContentHidden {
+		v.Snapshot.HiddenFrom, v.Snapshot.Bytes = it.Card.ContentVisibleTo.String(), op.ContentBytes
+	}
 	if a := op.Approval; a != nil && a.ContentVersion == op.ContentVersion {
 		v.Snapshot.ApprovedBy, v.Snapshot.ApprovedAt = a.By, &a.At
 	}
 	for i, cv := range it.Versions {
 		row := pages.VersionRow{Version: cv.Version, SHA256: cv.SHA256, Author: cv.CreatedBy, Reason: cv.Reason,
 			CreatedAt: cv.CreatedAt, Status: versionStatus(cv), Download: snapshotURL(op.ID, cv.Version)}
-		if i > 0 && i >= len(it.Versions)-diffedVersions {
+		if i > 0 && i >= len(it.Versions)-diffedVersions && op.ContentPurgedAt == nil && !op.ContentHidden {
 			row.Diff, row.DiffTruncated = boundedDiff(it.Versions[i-1].Content, cv.Content)
 		}
 		v.Versions = append(v.Versions, row)
@@ -98,6 +102,15 @@ func (s *server) snapshot(c *gin.Context) {
 	it, err := s.ledger.DeskItem(c.Request.Context(), me(c), c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
+		return
+	}
+	if it.Op.ContentHidden {
+		s.fail(c, domain.Errorf(domain.EForbidden, "the content of %s operations is shown only to %ss and above",
+			it.Op.Type, it.Card.ContentVisibleTo))
+		return
+	}
+	if at := it.Op.ContentPurgedAt; at != nil {
+		s.fail(c, domain.Errorf(domain.ENotFound, "the content of operation %s was purged on %s", it.Op.ID, at.UTC().Format("2006-01-02")))
 		return
 	}
 	for _, cv := range it.Versions {

@@ -26,6 +26,9 @@ type config struct {
 	Notify            notifyConfig
 	ShutdownTimeout   time.Duration
 	LogFormat         string // "text" or "json"
+	// ContentRetention is how long final operations keep their content
+	// and result data; zero (the default) keeps them for ever.
+	ContentRetention time.Duration
 }
 
 // notifyConfig is where and how notifications are delivered.
@@ -102,6 +105,17 @@ func configFromEnv(getenv func(string) string) (config, error) {
 			return c, fmt.Errorf("HANDOFF_MAX_CAUSATION_DEPTH: %q is not a positive number", v)
 		}
 		c.MaxCausationDepth = n
+	}
+	if v := getenv("HANDOFF_CONTENT_RETENTION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if days, ok := strings.CutSuffix(v, "d"); ok {
+			n, nerr := strconv.Atoi(days)
+			d, err = time.Duration(n)*24*time.Hour, nerr
+		}
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("HANDOFF_CONTENT_RETENTION: %q is not a positive duration such as 12h or 90d", v)
+		}
+		c.ContentRetention = d
 	}
 	var err error
 	if c.Notify, err = notifyFromEnv(getenv); err != nil {

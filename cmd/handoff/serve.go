@@ -102,6 +102,12 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	if err := startAuditLoops(loopCtx, &loops, s); err != nil {
 		return err
 	}
+	if cfg.ContentRetention > 0 {
+		slog.Info("content retention", "final_operations_keep_content", cfg.ContentRetention)
+		loops.Go(func() {
+			(&reconcile.ContentPurger{Ledger: ledger, Interval: time.Minute, Retention: cfg.ContentRetention}).Run(loopCtx)
+		})
+	}
 
 	if list, err := tokens.List(ctx); err == nil && len(list) == 0 && cfg.LogFormat == "json" {
 		slog.Info("no API tokens yet", "create_one_with", "handoff token create --namespace default --name my-workflow")

@@ -26,4 +26,6 @@ type ApprovalItem struct {
 	First                                            bool                  // no previous version: Diff is the whole content
 	DiffTruncated                                    bool                  // Diff is cut: Download has the version
 	Download                                         string                // the version as a JSON file
+	HiddenFrom                                       string                // the role the card shows content to, when the viewer is below it
+	Bytes                                            int                   // the content's size, when hidden
 }

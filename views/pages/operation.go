@@ -42,10 +42,13 @@ type OpFacts struct {
 type Snapshot struct {
 	Version    int
 	SHA256     string
-	JSON       string // pretty-printed, cut at components.ContentBudget
-	Truncated  bool   // JSON is cut: Download has it all
-	Download   string // the snapshot as a JSON file
-	Author     string // "" for the registering workflow
+	JSON       string     // pretty-printed, cut at components.ContentBudget
+	Truncated  bool       // JSON is cut: Download has it all
+	Download   string     // the snapshot as a JSON file
+	PurgedAt   *time.Time // content retention purged every version then
+	HiddenFrom string     // the role the card shows content to, when the viewer is below it
+	Bytes      int        // the content's size, shown when it is hidden
+	Author     string     // "" for the registering workflow
 	ApprovedBy string
 	ApprovedAt *time.Time
 }

@@ -1,0 +1,35 @@
+package domain
+
+// A card may keep its content from people below a role
+// (content_visible_to): they see the content's hash and size, never the
+// content, its versions or the result data — on the desk and through the
+// API alike. Workflows always see what they registered.
+
+// MayReadContent reports whether actor may read the content of the card's
+// operations.
+func (c Card) MayReadContent(actor Actor) bool {
+	return c.ContentVisibleTo == (Role{}) || actor.Kind != ActorPerson || actor.Role.AtLeast(c.ContentVisibleTo)
+}
+
+// hideContent keeps the content of op from actor when its card says so:
+// ContentBytes keeps the size and ContentSHA256 the hash.
+func (l *Ledger) hideContent(actor Actor, op *Operation) bool {
+	card, err := l.Cards.Get(op.Type)
+	if err != nil || card.MayReadContent(actor) {
+		return false
+	}
+	op.ContentHidden, op.ContentBytes, op.Content = true, len(op.Content), nil
+	if op.Result != nil {
+		r := *op.Result
+		r.Data = nil
+		op.Result = &r
+	}
+	return true
+}
+
+// hideVersions empties the content of every version, keeping hash and size.
+func hideVersions(vs []ContentVersion) {
+	for i := range vs {
+		vs[i].Hidden, vs[i].Bytes, vs[i].Content = true, len(vs[i].Content), nil
+	}
+}
