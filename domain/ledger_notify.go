@@ -109,3 +109,15 @@ func (l *Ledger) ResendNotification(ctx context.Context, actor Actor, id, reason
 	e := SystemEvent(ctx, l.IDs, now, actor, "notification_resent", reason, map[string]any{"notification_id": id})
 	return ob.Resend(ctx, id, now, e)
 }
+
+// RecoveryStats reports the last days of recovery work for the overview.
+func (l *Ledger) RecoveryStats(ctx context.Context, actor Actor, days int) (RecoveryStats, error) {
+	if err := requirePerson(actor, RoleViewer); err != nil {
+		return RecoveryStats{}, err
+	}
+	rs, ok := l.Store.(RecoveryStore)
+	if !ok {
+		return RecoveryStats{}, Errorf(EInternal, "this store keeps no recovery figures")
+	}
+	return rs.RecoveryStats(ctx, days)
+}

@@ -436,7 +436,8 @@ func (l *Ledger) GetEvent(ctx context.Context, actor Actor, eventID string) (Eve
 }
 
 // Sweep applies what time alone made due — expired leases, exhausted
-// retries — to up to limit operations, and reports how many changed. Safe
+// retries, escalations — to up to limit operations, and reports how many
+// changed. Safe
 // to run on every replica at once: each change is a compare-and-set.
 func (l *Ledger) Sweep(ctx context.Context, limit int) (int, error) {
 	q := OverdueQuery{Limit: limit, MaxElapsed: map[string]time.Duration{}}

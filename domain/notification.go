@@ -126,7 +126,9 @@ func followUp(before Operation, ch *Change, env Env) {
 		if n.Resolution != nil && env.Actor.Kind == ActorPerson {
 			ch.LeftDesk.Decision = n.Resolution.Action
 		}
-		n.DeskEnteredAt, n.AssignedAt, n.EscalatedAt = nil, nil, nil
+		// DeskEnteredAt stays: with the resolution's time it tells how long
+		// the last desk stay took.
+		n.AssignedAt, n.EscalatedAt = nil, nil
 	}
 	if isIn && moved {
 		ch.DeskEntry = DeskReason(*n, action)
@@ -405,4 +407,41 @@ type OutboxStore interface {
 	// OutboxBacklog counts the notifications not yet delivered or given up
 	// on, and the oldest one's creation (zero when there is none).
 	OutboxBacklog(ctx context.Context) (int, time.Time, error)
+}
+
+// RecoveryStats is the overview's account of recovery work: how fast people
+// resolve, what came in and went out per day, and who holds what.
+type RecoveryStats struct {
+	Resolved   int           // people's resolutions within the window
+	P50, P90   time.Duration // time from desk entry to those resolutions
+	PerDay     []DayFlow     // oldest day first
+	ByAssignee []AssigneeLoad
+}
+
+// DayFlow is one day's entries into the desk (or approval) and people's
+// decisions taking items off it.
+type DayFlow struct {
+	Day         time.Time // the day's start, UTC
+	Entries     int
+	Resolutions int
+}
+
+// AssigneeLoad counts the unresolved items one person holds; "" is nobody.
+type AssigneeLoad struct {
+	Assignee string
+	Items    int
+}
+
+// RecoveryStore reads RecoveryStats; the store package implements it.
+type RecoveryStore interface {
+	RecoveryStats(ctx context.Context, days int) (RecoveryStats, error)
+}
+
+// Percentile is the p-th percentile (0-1) of sorted durations, nearest rank.
+func Percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
 }

@@ -179,7 +179,7 @@ func TestEscalationWithAFakeClock(t *testing.T) {
 		resolved.LeftDesk.Decision != "confirm_executed" || !resolved.LeftDesk.ByPerson {
 		t.Fatalf("left desk: %+v", resolved.LeftDesk)
 	}
-	if domain.EscalationDue(resolved.Op, card, due.Add(time.Hour)) || resolved.Op.DeskEnteredAt != nil {
+	if domain.EscalationDue(resolved.Op, card, due.Add(time.Hour)) || resolved.Op.AssignedAt != nil {
 		t.Fatal("a resolved item can escalate")
 	}
 	// Without escalate_after nothing escalates.

@@ -1,8 +1,9 @@
 // Package reconcile is Handoff's time-driven side: loops that apply what
 // time alone decides — leases that expired, retries that ran out of time,
-// audit checkpoints and retention. Every loop is safe on every replica at
-// once: each change it makes is a compare-and-set decided in domain, or
-// guarded by a lock and a unique key.
+// desk items to escalate, notifications to deliver, audit checkpoints and
+// retention. Every loop is safe on every replica at once: each change it
+// makes is a compare-and-set decided in domain, a row claimed with SKIP
+// LOCKED, or guarded by a lock and a unique key.
 package reconcile
 
 import (

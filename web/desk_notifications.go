@@ -125,3 +125,35 @@ func addNotify(c domain.Card, add func(name, value, meaning string, warn bool)) 
 			"An item still unassigned and unresolved this long after it entered the desk is escalated.", false)
 	}
 }
+
+// recoveryDays is the overview's recovery window.
+const recoveryDays = 7
+
+// recoveryView is the overview's recovery section, or nil when the store
+// cannot tell (the rest of the overview still shows).
+func (s *server) recoveryView(c *gin.Context) *pages.RecoveryView {
+	st, err := s.ledger.RecoveryStats(c.Request.Context(), me(c), recoveryDays)
+	if err != nil {
+		return nil
+	}
+	v := &pages.RecoveryView{Days: recoveryDays, Resolved: st.Resolved, P50: humanDuration(st.P50), P90: humanDuration(st.P90)}
+	for _, d := range st.PerDay {
+		v.PerDay = append(v.PerDay, pages.DayRow{Day: d.Day.Format("Mon 2 Jan"), Entries: d.Entries, Resolutions: d.Resolutions})
+	}
+	for _, a := range st.ByAssignee {
+		v.ByAssignee = append(v.ByAssignee, pages.AssigneeRow{Assignee: a.Assignee, Items: a.Items})
+	}
+	return v
+}
+
+// humanDuration rounds a duration for reading: seconds under a minute,
+// minutes under a day.
+func humanDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < 24*time.Hour:
+		return d.Round(time.Minute).String()
+	}
+	return d.Round(time.Hour).String()
+}

@@ -5,14 +5,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"golang.org/x/net/html"
+
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/notify"
 	"github.com/opshandoff/handoff/reconcile"
+	"github.com/opshandoff/handoff/store/storetest"
 )
 
 func init() {
@@ -100,5 +104,62 @@ func TestDesk_Notifications(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("send again is not in the audit trail")
+	}
+}
+
+// TestDesk_OverviewRecovery: the overview's last week — people's
+// resolutions and their time to resolve, entries and resolutions per day,
+// unresolved items by assignee.
+func TestDesk_OverviewRecovery(t *testing.T) {
+	d := newDesk(t)
+	clock := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+	if !storetest.Postgres() { // PostgreSQL's transitions keep its own clock
+		d.store.SetClock(func() time.Time { return clock })
+	}
+	a := d.intoDesk("evt_1:a", true)
+	b := d.intoDesk("evt_2:b", true)
+	d.intoDesk("evt_3:c", false)
+	ctx := context.Background()
+	if _, err := d.ledger.Assign(ctx, testPeople["ada"], b.ID, domain.Assign{Assignee: "ada@example.com", Reason: "mine"}); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(10 * time.Minute)
+	if _, err := d.ledger.Resolve(ctx, testPeople["ada"], a.ID, domain.Resolve{Action: domain.ResolveConfirmExecuted,
+		Result: &domain.Result{Ref: "r"}, Reason: "found it"}); err != nil {
+		t.Fatal(err)
+	}
+	p := d.get("vic", "/desk").want(http.StatusOK)
+	ttr := p.text("time-to-resolve")
+	if !strings.Contains(ttr, "1 resolved by people") || (!storetest.Postgres() && !strings.Contains(ttr, "p50 10m0s")) {
+		t.Fatalf("time to resolve: %q", ttr)
+	}
+	days := p.all("day-row")
+	if len(days) != 7 {
+		t.Fatalf("%d day rows, want 7", len(days))
+	}
+	in, out := 0, 0
+	for _, row := range days {
+		var day, e, r string
+		cells := []*string{&day, &e, &r}
+		i := 0
+		for c := row.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type == html.ElementNode && i < 3 {
+				*cells[i] = text(c)
+				i++
+			}
+		}
+		n, _ := strconv.Atoi(e)
+		m, _ := strconv.Atoi(r)
+		in, out = in+n, out+m
+	}
+	if in != 3 || out != 1 {
+		t.Fatalf("entries %d, resolutions %d over the week; want 3 and 1", in, out)
+	}
+	loads := map[string]bool{}
+	for _, row := range p.all("assignee-row") {
+		loads[strings.Join(strings.Fields(text(row)), " ")] = true
+	}
+	if len(loads) != 2 || !loads["ada@example.com 1"] || !loads["nobody 1"] {
+		t.Fatalf("by assignee: %v", loads)
 	}
 }

@@ -18,6 +18,8 @@ type OverviewView struct {
 	PerHour []int // entries per hour, oldest first
 	Latest  []EntryRow
 	Oldest  *QueueRow
+	// Recovery is the last week of recovery work (overview_recovery.templ).
+	Recovery *RecoveryView
 }
 
 // StateCount is how many operations are in one state.
