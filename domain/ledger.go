@@ -3,6 +3,7 @@ package domain
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 )
@@ -94,7 +95,17 @@ func (l *Ledger) mutate(ctx context.Context, actor Actor, id string, cmd Command
 		} else if err != nil {
 			return Change{}, err
 		}
+		cmd, changes, err := l.sinceSeen(ctx, op, cmd)
+		if err != nil {
+			return Change{}, err
+		}
 		ch, err := Decide(op, cmd, l.env(ctx, card, actor, now))
+		if e, ok := err.(*Error); ok && e.Code == EVersionConflict && len(e.Changes) == 0 && len(changes) > 0 {
+			e.Changes = changes
+			last := changes[len(changes)-1]
+			e.Message += fmt.Sprintf("; the last change: %s by %s at %s", last.Action, last.Actor.Identity(),
+				last.At.UTC().Format(time.RFC3339))
+		}
 		if err != nil || ch.Unchanged {
 			return ch, err
 		}
