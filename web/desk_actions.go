@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -15,8 +16,8 @@ import (
 
 // The decisions. Each reads its form, calls one Ledger method and redirects
 // (303) on success, so a reload never posts twice and no script is needed.
-// A refused decision re-renders the operation as it is now, with why it was
-// refused and what the person typed.
+// A refused decision redirects (303) too, to the operation as it is now,
+// which shows why it was refused and what the person typed (desk_flash.go).
 
 // takeReason is recorded when someone takes an item with one click.
 const takeReason = "took it from the queue"
@@ -117,13 +118,29 @@ func (s *server) decide(c *gin.Context, errs []domain.FieldError, call func(cont
 		return
 	}
 	e := domain.AsError(err)
+	status := statusOf(e.Code)
 	p := pages.Problem{Conflict: e.Code == domain.EVersionConflict, Message: s.message(c, err)}
 	for _, f := range e.Fields {
 		p.Fields = append(p.Fields, f.Field+": "+f.Message)
 	}
-	d := pages.Draft{Form: c.PostForm("form"), Reason: c.PostForm("reason"), Ref: c.PostForm("result_ref"),
-		Text: c.PostForm("text"), Content: c.PostForm("content"), Assignee: c.PostForm("assignee"), Then: c.PostForm("then")}
-	s.showOperation(c, statusOf(e.Code), p, d)
+	if p.Conflict {
+		p.Changes = changeSentences(e.Changes, time.Now())
+	}
+	id := c.Param("id")
+	f := flash{Op: id, Status: status, Problem: p, Draft: draftOf(c)}
+	if e.Operation != nil {
+		f.Key = e.Operation.Key
+	}
+	// A stale Take goes back to the list it came from, which says why.
+	back := "/desk/operations/" + id
+	if c.PostForm("take") != "" && p.Conflict {
+		back, f.Take = returnTo(c, "/desk/queue"), true
+	}
+	if s.setFlash(c, f) {
+		c.Redirect(http.StatusSeeOther, back)
+		return
+	}
+	s.showOperation(c, status, p, f.Draft) // too much typed to keep in a cookie: shown here
 }
 
 // expectedVersion reads the version of the operation the person saw. It is

@@ -14,7 +14,12 @@ import (
 )
 
 // operation shows one operation with everything needed to decide on it.
+// A decision that was not recorded comes back here with its flash.
 func (s *server) operation(c *gin.Context) {
+	if f, ok := s.takeFlash(c, func(f flash) bool { return f.Op == c.Param("id") && !f.Take }); ok {
+		s.showOperation(c, http.StatusOK, f.Problem, f.Draft)
+		return
+	}
 	s.showOperation(c, http.StatusOK, pages.Problem{}, pages.Draft{})
 }
 

@@ -28,6 +28,9 @@ func (s *server) queue(c *gin.Context) {
 	v := pages.QueueView{Frame: s.frameFor(c, "Queue", "queue"), Filter: f, Self: c.Request.URL.RequestURI(),
 		CanAct: person.Role.AtLeast(domain.RoleOperator)}
 	v.States, v.Types, v.Provs, v.Ages = s.queueOptions()
+	if fl, ok := s.takeFlash(c, func(f flash) bool { return f.Take }); ok {
+		v.Stale = &pages.Stale{ID: fl.Op, Key: fl.Key, Changes: fl.Problem.Changes}
+	}
 
 	q, err := queueQuery(f, person, c.Query("cursor"), time.Now())
 	if err == nil {

@@ -94,6 +94,8 @@ type Problem struct {
 	Conflict bool // the item changed since the person loaded it
 	Message  string
 	Fields   []string
+	Changes  []string // with a conflict: who changed what since, and when
+	Expired  bool     // the session had expired: nothing was recorded
 }
 
 // Draft is the refused form's input, offered again.

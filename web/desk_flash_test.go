@@ -1,0 +1,92 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/opshandoff/handoff/domain"
+)
+
+// TestDesk_NoteDoesNotBlockADecision: Bob's note and assignment, made while
+// Ada had the page open, leave her retry standing; Bob's retry makes her
+// cancel stale, and the notice says Bob retried it, and when.
+func TestDesk_NoteDoesNotBlockADecision(t *testing.T) {
+	d := newDesk(t)
+	op := d.intoDesk("evt_1:crm_task", false)
+	seen := version(op)
+	ctx := context.Background()
+	if _, err := d.ledger.AddNote(ctx, testPeople["bob"], op.ID, domain.Note{Text: "asked the CRM team"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.ledger.Assign(ctx, testPeople["bob"], op.ID, domain.Assign{Assignee: "bob@example.com", Reason: "mine"}); err != nil {
+		t.Fatal(err)
+	}
+	retry := url.Values{"form": {"retry"}, "action": {"retry"}, "expected_version": {seen}, "reason": {"owner fixed"}}
+	d.post("ada", "/desk/operations/"+op.ID+"/resolve", retry).want(http.StatusSeeOther)
+	if got := d.state(op.ID); got.State != domain.Received {
+		t.Fatalf("Ada's retry after Bob's note: %s", got.State)
+	}
+
+	other := d.intoDesk("evt_2:crm_task", false)
+	seen = version(other)
+	if _, err := d.ledger.Resolve(ctx, testPeople["bob"], other.ID, domain.Resolve{Action: domain.ResolveRetry,
+		Reason: "fixed", ExpectedVersion: other.Version}); err != nil {
+		t.Fatal(err)
+	}
+	cancel := url.Values{"form": {"cancel"}, "action": {"cancel"}, "expected_version": {seen}, "reason": {"customer withdrew"}}
+	p := d.post("ada", "/desk/operations/"+other.ID+"/resolve", cancel).refused(http.StatusConflict)
+	got := p.text("conflict")
+	for _, want := range []string{"changed since you loaded it, so nothing was recorded", "Bob Builder <bob@example.com> retried it",
+		" ago (at ", " UTC)"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("the stale notice lacks %q: %q", want, got)
+		}
+	}
+	p.none("form-cancel") // it is received now: nothing to cancel here
+	if d.state(other.ID).State != domain.Received {
+		t.Fatal("the stale cancel was applied")
+	}
+}
+
+// TestDesk_ExpiredSessionKeepsTheDraft: a decision posted after the session
+// expired is not recorded; sign-in is asked for with the operation as the
+// way back, and there the typed fields are restored with a notice saying
+// nothing was recorded.
+func TestDesk_ExpiredSessionKeepsTheDraft(t *testing.T) {
+	d := newDesk(t)
+	op := d.intoDesk("evt_1:crm_task", true)
+	form := url.Values{"form": {"confirm-executed"}, "action": {"confirm_executed"}, "expected_version": {version(op)},
+		"result_ref": {"crm_991"}, "reason": {"found crm_991 in the CRM after a long search"}}
+	r := d.post("", "/desk/operations/"+op.ID+"/resolve", form).want(http.StatusSeeOther)
+	if loc := r.header.Get("Location"); loc != "/auth/login?expired=1&next="+url.QueryEscape("/desk/operations/"+op.ID) {
+		t.Fatalf("sent to %q", loc)
+	}
+	if d.state(op.ID).State != domain.UnknownOutcome {
+		t.Fatal("a decision without a session was recorded")
+	}
+	var cookie string
+	for _, c := range (&http.Response{Header: r.header}).Cookies() {
+		if c.Name == "handoff_flash" {
+			cookie = c.Name + "=" + c.Value
+		}
+	}
+	// Signed in again, back on the item: the draft and the notice.
+	p := d.get("ada", "/desk/operations/"+op.ID, "Cookie", cookie).want(http.StatusOK)
+	if got := p.text("session-expired"); !strings.Contains(got, "nothing was recorded") {
+		t.Fatalf("notice: %q", got)
+	}
+	if attr(p.one("result-ref-input"), "value") != "crm_991" || text(p.one("reason-confirm-executed")) != "found crm_991 in the CRM after a long search" {
+		t.Fatal("the typed fields were not restored")
+	}
+	// Another operation's page does not show it.
+	other := d.intoDesk("evt_2:crm_task", true)
+	d.get("ada", "/desk/operations/"+other.ID, "Cookie", cookie).want(http.StatusOK).none("session-expired")
+	// A page that is no decision's target is sent to sign in as before.
+	r = d.post("", "/desk/operations/"+op.ID+"/elsewhere", form)
+	if strings.Contains(strings.Join(r.header.Values("Set-Cookie"), ";"), "handoff_flash") {
+		t.Fatal("a flash for a POST that is no decision")
+	}
+}
