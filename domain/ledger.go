@@ -3,7 +3,6 @@ package domain
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"time"
 )
@@ -47,7 +46,7 @@ func (l *Ledger) env(ctx context.Context, card Card, actor Actor, now time.Time)
 	// Microseconds: what PostgreSQL keeps, so hashes over times survive a
 	// round trip through the database.
 	return Env{Card: card, Now: now.UTC().Truncate(time.Microsecond), Actor: actor, NewID: l.IDs.New, Jitter: l.Jitter,
-		RequestID: ri.id, ClientAddr: ri.addr}
+		RequestID: ri.id, ClientAddr: ri.addr, BatchID: batchOf(ctx)}
 }
 
 // scope is the namespace an actor may see: a workflow its own, a person all.
@@ -100,14 +99,8 @@ func (l *Ledger) mutate(ctx context.Context, actor Actor, id string, cmd Command
 			return Change{}, err
 		}
 		ch, err := Decide(op, cmd, l.env(ctx, card, actor, now))
-		if e, ok := err.(*Error); ok && e.Code == EVersionConflict && len(e.Changes) == 0 && len(changes) > 0 {
-			e.Changes = changes
-			last := changes[len(changes)-1]
-			e.Message += fmt.Sprintf("; the last change: %s by %s at %s", last.Action, last.Actor.Identity(),
-				last.At.UTC().Format(time.RFC3339))
-		}
 		if err != nil || ch.Unchanged {
-			return ch, err
+			return ch, staleWithChanges(err, changes)
 		}
 		if err := l.Store.Apply(ctx, ch); ErrorCode(err) == EConflict {
 			continue
