@@ -62,8 +62,9 @@ type ListQuery struct {
 	EventID       string
 	CorrelationID string
 	Assignee      string
-	Text          string    // matches key, event, correlation, provider key, result reference, error
-	CreatedBefore time.Time // zero: no bound
+	Text          string     // matches key, event, correlation, provider key, result reference, error
+	Error         *ErrorKind // the last error's class and code (an incident's items)
+	CreatedBefore time.Time  // zero: no bound
 	Limit         int
 	Cursor        string
 }

@@ -50,6 +50,10 @@ func (s *Store) List(ctx context.Context, q domain.ListQuery) ([]domain.Operatio
 		}
 		where = append(where, "("+strings.Join(ors, " OR ")+")")
 	}
+	if q.Error != nil {
+		add("COALESCE(last_error_class, '') = ?", q.Error.Class)
+		add("COALESCE(last_error_code, '') = ?", q.Error.Code)
+	}
 	if !q.CreatedBefore.IsZero() {
 		add("created_at < ?", q.CreatedBefore.UTC())
 	}
