@@ -31,6 +31,9 @@ func (s *server) deskRoutes(e *gin.Engine) {
 	g.GET("/audit", s.audit)
 	g.GET("/audit/export", s.auditExport)
 	g.GET("/types", s.types)
+	g.GET("/incidents", s.incidents)
+	g.POST("/batch/preview", s.batchPreview)
+	g.POST("/batch", s.batchApply)
 }
 
 // me is the signed-in person; requirePerson guarantees there is one.

@@ -23,7 +23,7 @@ const queuePageSize = 50
 func (s *server) queue(c *gin.Context) {
 	f := pages.QueueFilter{Q: strings.TrimSpace(c.Query("q")), State: c.Query("state"), Type: c.Query("type"),
 		Provider: c.Query("provider"), Namespace: c.Query("namespace"), Assignee: c.Query("assignee"),
-		Age: c.Query("age"), Mine: c.Query("mine") != ""}
+		Age: c.Query("age"), Mine: c.Query("mine") != "", Error: c.Query("error")}
 	person := me(c)
 	v := pages.QueueView{Frame: s.frameFor(c, "Queue", "queue"), Filter: f, Self: c.Request.URL.RequestURI(),
 		CanAct: person.Role.AtLeast(domain.RoleOperator)}
@@ -68,6 +68,10 @@ func queueQuery(f pages.QueueFilter, person domain.Actor, cursor string, now tim
 	if f.Type != "" {
 		q.Types = []string{f.Type}
 	}
+	if f.Error != "" {
+		k := domain.ParseErrorKind(f.Error)
+		q.Error = &k
+	}
 	if f.Mine {
 		q.Assignee = person.Identity()
 	}
@@ -85,7 +89,7 @@ func queueQuery(f pages.QueueFilter, person domain.Actor, cursor string, now tim
 func queueURL(f pages.QueueFilter, cursor string) string {
 	vals := url.Values{}
 	for k, v := range map[string]string{"q": f.Q, "state": f.State, "type": f.Type, "provider": f.Provider,
-		"namespace": f.Namespace, "assignee": f.Assignee, "age": f.Age, "cursor": cursor} {
+		"namespace": f.Namespace, "assignee": f.Assignee, "age": f.Age, "error": f.Error, "cursor": cursor} {
 		if v != "" {
 			vals.Set(k, v)
 		}

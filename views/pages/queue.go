@@ -31,6 +31,7 @@ type Stale struct {
 // QueueFilter is the queue's filter as the URL carries it.
 type QueueFilter struct {
 	Q, State, Type, Provider, Namespace, Assignee, Age string
+	Error                                              string // an incident's error, class:code
 	Mine                                               bool
 }
 
