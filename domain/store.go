@@ -64,7 +64,10 @@ type ListQuery struct {
 	Assignee      string
 	Text          string     // matches key, event, correlation, provider key, result reference, error
 	Error         *ErrorKind // the last error's class and code (an incident's items)
-	CreatedBefore time.Time  // zero: no bound
+	// Deep makes Text also match the operation ID, an attempt ID exactly
+	// and the content's text: the Operations page's search.
+	Deep          bool
+	CreatedBefore time.Time // zero: no bound
 	Limit         int
 	Cursor        string
 }

@@ -107,6 +107,7 @@ func TestDesk_FrontDoorAndPhone(t *testing.T) {
 		{"/desk/audit", "main h1"},
 		{"/desk/types", "main h1"},
 		{"/desk/incidents", `[data-testid="incidents-table"]`},
+		{"/desk/operations", `[data-testid="queue-table"]`},
 		{"/desk/operations/op_missing", "main h1"}, // a 404, which the browser logs
 	} {
 		wide(p.path, p.ready)

@@ -48,6 +48,10 @@ func (s *Store) List(ctx context.Context, q domain.ListQuery) ([]domain.Operatio
 			ors[i] = "LOWER(COALESCE(" + c + ", '')) LIKE ? ESCAPE '\\'"
 			args = append(args, pat)
 		}
+		if q.Deep {
+			ors = append(ors, "id = ?", "id IN (SELECT operation_id FROM attempts WHERE id = ?)", "LOWER(content) LIKE ? ESCAPE '\\'")
+			args = append(args, q.Text, q.Text, pat)
+		}
 		where = append(where, "("+strings.Join(ors, " OR ")+")")
 	}
 	if q.Error != nil {

@@ -32,6 +32,7 @@ func (s *server) deskRoutes(e *gin.Engine) {
 	g.GET("/audit/export", s.auditExport)
 	g.GET("/types", s.types)
 	g.GET("/incidents", s.incidents)
+	g.GET("/operations", s.operations)
 	g.POST("/batch/preview", s.batchPreview)
 	g.POST("/batch", s.batchApply)
 }

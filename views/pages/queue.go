@@ -20,6 +20,15 @@ type QueueView struct {
 	CanAct  bool   // the viewer may take and assign items
 	Problem string // a filter that could not be read
 	Stale   *Stale // a Take refused because the item had changed
+	All     bool   // the Operations page: every state, searched deeper
+}
+
+// Path is the page's own address.
+func (v QueueView) Path() string {
+	if v.All {
+		return "/desk/operations"
+	}
+	return "/desk/queue"
 }
 
 // Stale is an item someone changed before the person's decision on it.
