@@ -111,3 +111,29 @@ func TestDesk_ExpiredSessionKeepsTheDraft(t *testing.T) {
 	}
 	b.clean()
 }
+
+// TestDesk_RetryAsksASecondConfirmation: the CRM does not deduplicate and
+// the key was sent, so confirming "not executed" and retrying needs a
+// second confirmation that names the risk; without it nothing is recorded.
+func TestDesk_RetryAsksASecondConfirmation(t *testing.T) {
+	s, idp := deskServer(t)
+	op := s.intoDesk(t, "evt_risk:crm_task", true)
+	id := str(op, "id")
+
+	b := newBrowser(t, s, idp, 1366, 900)
+	b.signIn(idp, ann, "/desk/operations/"+id)
+	b.run("confirming not executed, then retry", chromedp.WaitVisible(sel("form-confirm-not-executed")),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="action-confirm-not-executed"]').open = true`),
+		chromedp.Click(chromedp.CSS(`[data-testid="form-confirm-not-executed"] input[value="retry"]`)),
+		chromedp.SendKeys(sel("reason-confirm-not-executed"), "No task in the CRM"))
+	if risk := eval[string](b, `document.querySelector('[data-testid="confirm-risk-confirm-not-executed"]').parentElement.innerText`); !strings.Contains(risk, "acme-crm does not deduplicate") {
+		t.Fatalf("the second confirmation says %q", risk)
+	}
+	b.run("submitting without it", chromedp.Click(sel("submit-confirm-not-executed")), chromedp.WaitVisible(sel("problem")))
+	if got := b.text(sel("problem")); !strings.Contains(got, "confirm the risk") || s.state(t, id) != "unknown_outcome" {
+		t.Fatalf("refusal %q, state %s", got, s.state(t, id))
+	}
+	b.run("confirming the risk", chromedp.Click(sel("confirm-risk-confirm-not-executed")), chromedp.Click(sel("submit-confirm-not-executed")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="op-status"] [data-state="received"]`)))
+	b.clean()
+}

@@ -38,6 +38,11 @@ func (s *server) resolve(c *gin.Context) {
 	if ref := strings.TrimSpace(c.PostForm("result_ref")); ref != "" {
 		r.Result = &domain.Result{Ref: ref}
 	}
+	if retries := r.Action == domain.ResolveRetry || r.Then == domain.ResolveRetry; retries && c.PostForm("confirm_risk") == "" {
+		if risk := s.retryRiskOf(c); risk != "" {
+			errs = append(errs, domain.FieldError{Field: "confirm_risk", Message: "confirm the risk to retry: " + risk})
+		}
+	}
 	s.decide(c, errs, func(ctx context.Context) error {
 		_, err := s.ledger.Resolve(ctx, me(c), c.Param("id"), r)
 		return err
@@ -160,4 +165,18 @@ func contentVersion(c *gin.Context, errs []domain.FieldError) (int, []domain.Fie
 		return 0, append(errs, domain.FieldError{Field: "content_version", Message: "is required"})
 	}
 	return v, errs
+}
+
+// retryRiskOf is the operation's retry risk, "" when it cannot be read (the
+// Ledger then refuses the decision with the reason).
+func (s *server) retryRiskOf(c *gin.Context) string {
+	op, err := s.ledger.Get(c.Request.Context(), me(c), c.Param("id"))
+	if err != nil {
+		return ""
+	}
+	card, err := s.ledger.Cards.Get(op.Type)
+	if err != nil {
+		return ""
+	}
+	return retryRisk(op, card)
 }

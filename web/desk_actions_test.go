@@ -74,7 +74,19 @@ func TestDesk_ConfirmNotExecutedThenRetry(t *testing.T) {
 	if !strings.Contains(p.text("problem"), "then") {
 		t.Fatalf("without then: %q", p.text("problem"))
 	}
+	// The CRM does not deduplicate and the key was sent: the page asks for a
+	// second confirmation that names the risk, and the retry needs it.
 	form.Set("then", "retry")
+	p = d.get("ada", "/desk/operations/"+op.ID)
+	if got := text(p.one("confirm-risk-confirm-not-executed").Parent); !strings.Contains(got, "acme-crm does not deduplicate") ||
+		!strings.Contains(got, "does it twice") {
+		t.Fatalf("the second confirmation: %q", got)
+	}
+	p = d.post("ada", "/desk/operations/"+op.ID+"/resolve", form).refused(http.StatusUnprocessableEntity)
+	if !strings.Contains(p.text("problem"), "confirm the risk") || d.state(op.ID).State != domain.UnknownOutcome {
+		t.Fatalf("a retry without the second confirmation: %q", p.text("problem"))
+	}
+	form.Set("confirm_risk", "1")
 	d.post("ada", "/desk/operations/"+op.ID+"/resolve", form).want(http.StatusSeeOther)
 	if got := d.state(op.ID); got.State != domain.Received || got.ProviderKey != op.ProviderKey {
 		t.Fatalf("after retry: %+v", got)

@@ -154,7 +154,18 @@ func allowed(op domain.Operation, card domain.Card, person domain.Actor) pages.A
 	a.Cancel = op.State == domain.FailedTerminal
 	a.Revise = slices.Contains([]domain.State{domain.Received, domain.FailedRetryable, domain.FailedTerminal, domain.AwaitingApproval}, op.State)
 	a.RetryNeedsApproval = op.Approval == nil && (card.RequiresApproval || op.ContentVersion > 1)
+	a.RetryRisk = retryRisk(op, card)
 	a.Approve = op.State == domain.AwaitingApproval && person.Role.AtLeast(domain.RoleApprover)
 	a.OwnRevision = op.ContentAuthor != "" && op.ContentAuthor == person.Identity()
 	return a
+}
+
+// retryRisk is what a retry may do twice: a provider that does not
+// deduplicate, with a key that was sent. "" when a re-send is safe or
+// nothing was ever sent.
+func retryRisk(op domain.Operation, card domain.Card) string {
+	if card.ProviderIdempotency != domain.IdempotencyNone || op.ProviderKeyFirstSentAt == nil {
+		return ""
+	}
+	return card.Provider + " does not deduplicate, so if the earlier attempt reached it, a retry does it twice."
 }

@@ -87,6 +87,9 @@ type Actions struct {
 	Me                                                 string
 	OwnRevision                                        bool // the viewer made the current content version
 	RetryNeedsApproval                                 bool // retrying sends a revised snapshot to approval first
+	// RetryRisk names the risk of a re-send the provider does not
+	// deduplicate; a retry then needs a second confirmation.
+	RetryRisk string
 }
 
 // Problem is why the last action was refused.
