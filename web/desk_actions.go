@@ -119,7 +119,11 @@ func (s *server) decide(c *gin.Context, errs []domain.FieldError, call func(cont
 		err = call(ctx)
 	}
 	if err == nil {
-		c.Redirect(http.StatusSeeOther, returnTo(c, "/desk/operations/"+c.Param("id")))
+		back := returnTo(c, "/desk/operations/"+c.Param("id"))
+		if back == "/desk/operations/"+c.Param("id") {
+			s.setFlash(c, flash{Op: c.Param("id"), Done: recorded(c)})
+		}
+		c.Redirect(http.StatusSeeOther, back)
 		return
 	}
 	e := domain.AsError(err)
@@ -179,4 +183,25 @@ func (s *server) retryRiskOf(c *gin.Context) string {
 		return ""
 	}
 	return retryRisk(op, card)
+}
+
+// recorded is the success banner's sentence for the decision just taken.
+func recorded(c *gin.Context) string {
+	switch {
+	case strings.HasSuffix(c.Request.URL.Path, "/notes"):
+		return "Your note was added."
+	case strings.HasSuffix(c.Request.URL.Path, "/assign"):
+		return "The assignment was recorded."
+	case strings.HasSuffix(c.Request.URL.Path, "/revisions"):
+		return "The new content version was recorded; it needs someone else's approval."
+	case strings.HasSuffix(c.Request.URL.Path, "/approve"):
+		return "Your approval was recorded."
+	case strings.HasSuffix(c.Request.URL.Path, "/reject"):
+		return "Your rejection was recorded; the operation is cancelled."
+	}
+	action := strings.ReplaceAll(c.PostForm("action"), "_", " ")
+	if then := c.PostForm("then"); then != "" {
+		action += ", then " + then
+	}
+	return "Recorded: " + action + "."
 }

@@ -32,6 +32,7 @@ type flash struct {
 	Problem pages.Problem `json:"problem"`
 	Draft   pages.Draft   `json:"draft"`
 	Take    bool          `json:"take,omitempty"` // a stale Take, shown by the list it came from
+	Done    string        `json:"done,omitempty"` // a decision recorded: the success banner
 }
 
 // flashMaxAge is how long a flash waits: long enough to sign in again.

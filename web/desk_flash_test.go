@@ -90,3 +90,28 @@ func TestDesk_ExpiredSessionKeepsTheDraft(t *testing.T) {
 		t.Fatal("a flash for a POST that is no decision")
 	}
 }
+
+// TestDesk_SuccessBannerAndNextItem: after a decision the operation says
+// what was recorded and links to the next item of the queue.
+func TestDesk_SuccessBannerAndNextItem(t *testing.T) {
+	d := newDesk(t)
+	op := d.intoDesk("evt_1:crm_task", false)
+	next := d.intoDesk("evt_2:crm_task", true)
+	r := d.post("ada", "/desk/operations/"+op.ID+"/resolve", url.Values{"action": {"retry"}, "expected_version": {version(op)},
+		"reason": {"owner fixed"}}).want(http.StatusSeeOther)
+	var cookie string
+	for _, c := range (&http.Response{Header: r.header}).Cookies() {
+		if c.Name == "handoff_flash" {
+			cookie = c.Name + "=" + c.Value
+		}
+	}
+	p := d.get("ada", r.header.Get("Location"), "Cookie", cookie).want(http.StatusOK)
+	if got := p.text("decision-recorded"); !strings.Contains(got, "Recorded: retry.") {
+		t.Fatalf("banner: %q", got)
+	}
+	if href := attr(p.one("next-item"), "href"); href != "/desk/operations/"+next.ID {
+		t.Fatalf("next item: %q", href)
+	}
+	// Shown once.
+	d.get("ada", r.header.Get("Location")).want(http.StatusOK).none("decision-recorded")
+}

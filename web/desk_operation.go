@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -17,6 +18,10 @@ import (
 // A decision that was not recorded comes back here with its flash.
 func (s *server) operation(c *gin.Context) {
 	if f, ok := s.takeFlash(c, func(f flash) bool { return f.Op == c.Param("id") && !f.Take }); ok {
+		if f.Done != "" {
+			s.showDone(c, f.Done)
+			return
+		}
 		s.showOperation(c, http.StatusOK, f.Problem, f.Draft)
 		return
 	}
@@ -35,6 +40,30 @@ func (s *server) showOperation(c *gin.Context, status int, p pages.Problem, d pa
 	v.Frame = s.frameFor(c, it.Op.Key, "queue")
 	v.Problem, v.Draft = p, d
 	page(c, status, pages.Operation(v), pages.OperationBody(v))
+}
+
+// showDone is the operation after a decision: the success banner, the next
+// item of the queue and the way back to it.
+func (s *server) showDone(c *gin.Context, done string) {
+	it, err := s.ledger.DeskItem(c.Request.Context(), me(c), c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	v := operationView(it, me(c))
+	v.Frame = s.frameFor(c, it.Op.Key, "queue")
+	v.Done, v.Back = done, "/desk/queue"
+	q, _ := queueQuery(pages.QueueFilter{}, me(c), "", time.Now())
+	q.Limit = 2
+	if ops, _, err := s.ledger.DeskQueue(c.Request.Context(), me(c), q, ""); err == nil {
+		for _, op := range ops {
+			if op.ID != it.Op.ID {
+				v.Next = "/desk/operations/" + op.ID
+				break
+			}
+		}
+	}
+	page(c, http.StatusOK, pages.Operation(v), pages.OperationBody(v))
 }
 
 func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView {

@@ -42,7 +42,7 @@
       var d = new Date(el.getAttribute("datetime"));
       if (isNaN(d)) return;
       el.title = el.getAttribute("datetime");
-      el.textContent = d.toLocaleString();
+      el.textContent = d.toLocaleString(undefined, { timeZoneName: "short" });
       el.dataset.local = "1";
     });
   }

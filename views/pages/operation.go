@@ -22,7 +22,10 @@ type OperationView struct {
 	Related      []RelatedRow
 	Actions      Actions
 	Problem      Problem
-	Draft        Draft // what the person typed into the form that was refused
+	Draft        Draft  // what the person typed into the form that was refused
+	Done         string // the decision just recorded, for the success banner
+	Next         string // the next item of the queue the person came from
+	Back         string // that queue, with its filter
 }
 
 // OpFacts are the operation's fields as text.
