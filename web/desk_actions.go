@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -80,6 +82,9 @@ func (s *server) revise(c *gin.Context) {
 	r := domain.Revise{Content: json.RawMessage(c.PostForm("content")), Reason: c.PostForm("reason")}
 	var errs []domain.FieldError
 	r.ExpectedVersion, errs = expectedVersion(c)
+	if msg := jsonSyntax(c.PostForm("content")); msg != "" {
+		errs = append(errs, domain.FieldError{Field: "content", Message: msg})
+	}
 	s.decide(c, errs, func(ctx context.Context) error {
 		_, err := s.ledger.Revise(ctx, me(c), c.Param("id"), r)
 		return err
@@ -204,4 +209,26 @@ func recorded(c *gin.Context) string {
 		action += ", then " + then
 	}
 	return "Recorded: " + action + "."
+}
+
+// jsonSyntax says where typed JSON breaks, by line and column; "" when it
+// parses.
+func jsonSyntax(s string) string {
+	var v any
+	var se *json.SyntaxError
+	if err := json.Unmarshal([]byte(s), &v); !errors.As(err, &se) {
+		return ""
+	}
+	line, col := 1, 1
+	for _, r := range s[:min(int(se.Offset), len(s))] {
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	if se.Offset > 0 && int(se.Offset) <= len(s) && s[se.Offset-1] != '\n' {
+		col-- // the offset is just past the offending character
+	}
+	return fmt.Sprintf("is not valid JSON at line %d, column %d: %s", line, col, se.Error())
 }

@@ -115,3 +115,36 @@ func TestDesk_SuccessBannerAndNextItem(t *testing.T) {
 	// Shown once.
 	d.get("ada", r.header.Get("Location")).want(http.StatusOK).none("decision-recorded")
 }
+
+// TestDesk_JSONErrorLineAndColumn: revised content that is not JSON is
+// refused with where it breaks, and what was typed is kept.
+func TestDesk_JSONErrorLineAndColumn(t *testing.T) {
+	if got := jsonSyntax("{\n  \"a\": 1,\n  \"b\": x\n}"); !strings.Contains(got, "line 3, column 8") {
+		t.Fatalf("jsonSyntax: %q", got)
+	}
+	if jsonSyntax(`{"a": 1}`) != "" {
+		t.Fatal("valid JSON refused")
+	}
+	d := newDesk(t)
+	op := d.intoDesk("evt_1:crm_task", false)
+	typed := "{\n  \"owner\": \"u_10\",\n  \"title\": oops\n}"
+	p := d.post("ada", "/desk/operations/"+op.ID+"/revisions", url.Values{"form": {"revise"}, "expected_version": {version(op)},
+		"content": {typed}, "reason": {"fix the owner"}}).refused(http.StatusUnprocessableEntity)
+	if got := p.text("problem"); !strings.Contains(got, "content: is not valid JSON at line 3, column 12") {
+		t.Fatalf("problem: %q", got)
+	}
+}
+
+// TestDesk_AssignedElsewhereWarning: the decide form warns when someone else
+// has taken the item.
+func TestDesk_AssignedElsewhereWarning(t *testing.T) {
+	d := newDesk(t)
+	op := d.intoDesk("evt_1:crm_task", false)
+	if _, err := d.ledger.Assign(context.Background(), testPeople["bob"], op.ID, domain.Assign{Assignee: "bob@example.com", Reason: "mine"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.get("ada", "/desk/operations/"+op.ID).text("assigned-elsewhere"); !strings.Contains(got, "bob@example.com has taken this item") {
+		t.Fatalf("warning: %q", got)
+	}
+	d.get("bob", "/desk/operations/"+op.ID).none("assigned-elsewhere")
+}
