@@ -50,7 +50,8 @@ func TestOpenAPI_valid(t *testing.T) {
 	if doc.OpenAPI != "3.1.0" {
 		t.Errorf("openapi = %q", doc.OpenAPI)
 	}
-	for _, name := range []string{"Operation", "Problem", "ClaimResponse", "RegisterRequest", "RegisterResponse", "SettleRequest", "Event"} {
+	for _, name := range []string{"Operation", "Problem", "ClaimResponse", "RegisterRequest", "RegisterResponse", "SettleRequest", "Event",
+		"BatchRequest", "BatchResponse"} {
 		if doc.Components.Schemas[name] == nil {
 			t.Errorf("components/schemas lacks %s", name)
 		}

@@ -59,6 +59,8 @@ var components = map[reflect.Type]component{
 	reflect.TypeFor[reviseRequest]():    {"ReviseRequest", true},
 	reflect.TypeFor[decisionRequest]():  {"DecisionRequest", true},
 	reflect.TypeFor[eventRequest]():     {"EventRequest", true},
+	reflect.TypeFor[batchRequest]():     {"BatchRequest", true},
+	reflect.TypeFor[batchResponse]():    {"BatchResponse", false},
 }
 
 func names[T interface{ String() string }](xs []T) []string {
@@ -76,6 +78,9 @@ var enumValues = map[string][]string{
 	"classes":         names(domain.ErrorClasses),
 	"resolve_actions": names(domain.ResolveActions),
 	"then_actions":    {domain.ResolveRetry.String(), domain.ResolveCancel.String()},
+	"batch_types":     {string(domain.BatchResolve), string(domain.BatchAssign), string(domain.BatchNote)},
+	"batch_actions":   {domain.ResolveRetry.String(), domain.ResolveCancel.String(), domain.ResolveConfirmNotExecuted.String()},
+	"batch_outcomes":  {domain.BatchWouldApply, domain.BatchApplied, domain.BatchSkipped},
 	"actor_kinds":     names(domain.ActorKinds),
 	"roles":           names(domain.Roles),
 	"idempotency":     names([]domain.ProviderIdempotency{domain.IdempotencyNone, domain.IdempotencyKey, domain.IdempotencyKeyAndParams}),

@@ -42,6 +42,9 @@ type Error struct {
 	Message   string
 	Fields    []FieldError
 	Operation *Operation
+	// Changes are, with a version conflict, what changed the operation
+	// since the version the person saw, oldest first.
+	Changes []AuditEvent
 	// Reason is the not_claimable reason (completed, in_progress, …).
 	Reason ClaimRefusal
 	// RetryAfterSeconds is set with reason retry_later and with unavailable.

@@ -61,7 +61,7 @@ func (l *Ledger) env(ctx context.Context, card Card, actor Actor, now time.Time)
 	// Microseconds: what PostgreSQL keeps, so hashes over times survive a
 	// round trip through the database.
 	return Env{Card: card, Now: now.UTC().Truncate(time.Microsecond), Actor: actor, NewID: l.IDs.New, Jitter: l.Jitter,
-		RequestID: ri.id, ClientAddr: ri.addr}
+		RequestID: ri.id, ClientAddr: ri.addr, BatchID: batchOf(ctx)}
 }
 
 // scope is the namespace an actor may see: a workflow its own, a person all.
@@ -112,9 +112,13 @@ func (l *Ledger) mutate(ctx context.Context, actor Actor, id string, cmd Command
 		} else if err != nil {
 			return Change{}, err
 		}
+		cmd, changes, err := l.sinceSeen(ctx, op, cmd)
+		if err != nil {
+			return Change{}, err
+		}
 		ch, err := Decide(op, cmd, l.env(ctx, card, actor, now))
 		if err != nil || ch.Unchanged {
-			return ch, err
+			return ch, staleWithChanges(err, changes)
 		}
 		if err := l.Store.Apply(ctx, ch); ErrorCode(err) == EConflict {
 			continue

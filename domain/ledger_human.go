@@ -125,3 +125,45 @@ func (l *Ledger) reviserOf(ctx context.Context, actor Actor, id string, v int, e
 	}
 	return reviser{}, nil
 }
+
+// Sidelines are the timeline events that leave a decision taken before them
+// standing: they change neither the state, the content nor its approval.
+// An assignment still makes another assignment stale, so that two people
+// taking the same item do not both believe it theirs.
+func sideline(ev AuditEvent, cmd Command) bool {
+	switch ev.Action {
+	case "noted":
+		return true
+	case "assigned":
+		_, isAssign := cmd.(Assign)
+		return !isAssign
+	}
+	return false
+}
+
+// sinceSeen looks at what happened since the version a person's command was
+// taken on. When it was only notes and assignments, the command is taken as
+// if the person had seen the current version; otherwise it returns the
+// changes, for the conflict to say who changed what.
+func (l *Ledger) sinceSeen(ctx context.Context, op Operation, cmd Command) (Command, []AuditEvent, error) {
+	sc, ok := cmd.(seenCommand)
+	if !ok || sc.seen() == 0 || sc.seen() >= op.Version {
+		return cmd, nil, nil
+	}
+	events, err := l.Store.Timeline(ctx, op.ID)
+	if err != nil {
+		return cmd, nil, err
+	}
+	var since []AuditEvent
+	material := false
+	for _, ev := range events {
+		if ev.Seq > sc.seen() {
+			since = append(since, ev)
+			material = material || !sideline(ev, cmd)
+		}
+	}
+	if !material && len(since) > 0 {
+		return sc.seeing(op.Version), nil, nil
+	}
+	return cmd, since, nil
+}

@@ -62,7 +62,11 @@ type ListQuery struct {
 	EventID       string
 	CorrelationID string
 	Assignee      string
-	Text          string    // matches key, event, correlation, provider key, result reference, error
+	Text          string     // matches key, event, correlation, provider key, result reference, error
+	Error         *ErrorKind // the last error's class and code (an incident's items)
+	// Deep makes Text also match the operation ID, an attempt ID exactly
+	// and the content's text: the Operations page's search.
+	Deep          bool
 	CreatedBefore time.Time // zero: no bound
 	Limit         int
 	Cursor        string

@@ -19,6 +19,8 @@ type Env struct {
 	// RequestID and ClientAddr are recorded in the audit events.
 	RequestID  string
 	ClientAddr string
+	// BatchID is added to the events' detail when a batch decided them.
+	BatchID string
 }
 
 // Change is the outcome of a decision: the operation as it will be, written
@@ -134,6 +136,9 @@ func stamp(ch *Change, env Env) {
 	for i := range ch.Events {
 		ch.Events[i].RequestID = env.RequestID
 		ch.Events[i].ClientAddr = env.ClientAddr
+		if env.BatchID != "" {
+			ch.Events[i].Detail = withDetail(ch.Events[i].Detail, "batch_id", env.BatchID)
+		}
 	}
 }
 

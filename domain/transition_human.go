@@ -237,3 +237,23 @@ func freshBudget(op *Operation) {
 	op.FirstAttemptAt = nil
 	op.LastError = nil
 }
+
+// seenCommand is a human command that names the operation version the
+// person saw.
+type seenCommand interface {
+	Command
+	seen() int64
+	// seeing is the command as if the person had seen version v.
+	seeing(v int64) Command
+}
+
+func (c Resolve) seen() int64            { return c.ExpectedVersion }
+func (c Resolve) seeing(v int64) Command { c.ExpectedVersion = v; return c }
+func (c Assign) seen() int64             { return c.ExpectedVersion }
+func (c Assign) seeing(v int64) Command  { c.ExpectedVersion = v; return c }
+func (c Revise) seen() int64             { return c.ExpectedVersion }
+func (c Revise) seeing(v int64) Command  { c.ExpectedVersion = v; return c }
+func (c Approve) seen() int64            { return c.ExpectedVersion }
+func (c Approve) seeing(v int64) Command { c.ExpectedVersion = v; return c }
+func (c Reject) seen() int64             { return c.ExpectedVersion }
+func (c Reject) seeing(v int64) Command  { c.ExpectedVersion = v; return c }

@@ -38,9 +38,8 @@ func TestDesk_FourEyes(t *testing.T) {
 	if !eval[bool](b, `document.querySelector('[data-testid="submit-approve"]').disabled`) {
 		t.Fatal("Lea can press approve on her own revision")
 	}
-	// Even with the page tampered with, the ledger refuses: 403, which the
-	// browser logs as a failed load — the one problem this journey expects.
-	b.expect("status of 403 (Forbidden) " + s.URL + "/desk/operations/" + id + "/approve")
+	// Even with the page tampered with, the ledger refuses, and the browser
+	// is sent back (303) to the operation, which says why.
 	b.run("forcing the form", chromedp.Evaluate[chromedp.Void](`(() => {
 		const f = document.querySelector('[data-testid="form-approve"]');
 		f.querySelectorAll('[disabled]').forEach(e => e.disabled = false);
@@ -49,6 +48,9 @@ func TestDesk_FourEyes(t *testing.T) {
 		chromedp.WaitVisible(sel("problem")))
 	if got := b.text(sel("problem")); !strings.Contains(got, "someone else must decide") {
 		t.Fatalf("refusal: %q", got)
+	}
+	if loc := eval[string](b, `location.pathname`); loc != "/desk/operations/"+id {
+		t.Fatalf("after the refusal the address is %s", loc)
 	}
 	if s.state(t, id) != "awaiting_approval" {
 		t.Fatal("Lea's own approval went through")

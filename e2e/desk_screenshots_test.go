@@ -9,8 +9,9 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// TestDesk_Screenshots renders the overview, queue, operation and approvals
-// pages at desktop width into the folder HANDOFF_SCREENSHOTS names; the
+// TestDesk_Screenshots renders the overview, queue, incidents, operation and
+// approvals pages at desktop width, and the queue and an operation at phone
+// width, into the folder HANDOFF_SCREENSHOTS names; the
 // README shows the committed ones. It fills the desk through the API the way
 // a day of failures would. Run it when the pages change:
 //
@@ -52,15 +53,22 @@ func TestDesk_Screenshots(t *testing.T) {
 
 	b := newBrowser(t, s, idp, 1440, 900)
 	b.signIn(idp, lea, "/desk")
-	for _, shot := range []struct{ name, path, ready string }{
-		{"overview", "/desk", "overview-chart"},
-		{"queue", "/desk/queue", "queue-table"},
-		{"operation", "/desk/operations/" + target, "timeline"},
-		{"approvals", "/desk/approvals", "approval-item"},
+	for _, shot := range []struct {
+		name, path, ready string
+		width             int64
+	}{
+		{"overview", "/desk", "overview-chart", 1440},
+		{"queue", "/desk/queue", "queue-table", 1440},
+		{"incidents", "/desk/incidents", "incidents-table", 1440},
+		{"operation", "/desk/operations/" + target, "timeline", 1440},
+		{"approvals", "/desk/approvals", "approval-item", 1440},
+		{"queue-phone", "/desk/queue", "queue-table", 390},
+		{"operation-phone", "/desk/operations/" + target, "timeline", 390},
 	} {
+		b.run("the width of "+shot.name, chromedp.EmulateViewport(shot.width, 900))
 		b.run(shot.name, chromedp.Navigate(s.URL+shot.path), chromedp.WaitVisible(sel(shot.ready)))
 		height := min(eval[int64](b, `document.documentElement.scrollHeight`), 2400)
-		b.run("sizing "+shot.name, chromedp.EmulateViewport(1440, height))
+		b.run("sizing "+shot.name, chromedp.EmulateViewport(shot.width, height))
 		png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatalf("screenshot %s: %v", shot.name, err)

@@ -62,6 +62,7 @@ type server struct {
 	Token string
 	env   []string
 	bin   string
+	logs  *syncBuffer // what the process has written so far
 }
 
 // startServer runs `handoff serve` on a fresh database and waits until it
@@ -84,8 +85,9 @@ func startServer(t testing.TB, extra ...string) *server {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "serve")
 	cmd.Env = env
-	var logs syncBuffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	logs := &syncBuffer{}
+	s.logs = logs
+	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,15 @@ func (s *Store) List(ctx context.Context, q domain.ListQuery) ([]domain.Operatio
 			ors[i] = "LOWER(COALESCE(" + c + ", '')) LIKE ? ESCAPE '\\'"
 			args = append(args, pat)
 		}
+		if q.Deep {
+			ors = append(ors, "id = ?", "id IN (SELECT operation_id FROM attempts WHERE id = ?)", "LOWER(content) LIKE ? ESCAPE '\\'")
+			args = append(args, q.Text, q.Text, pat)
+		}
 		where = append(where, "("+strings.Join(ors, " OR ")+")")
+	}
+	if q.Error != nil {
+		add("COALESCE(last_error_class, '') = ?", q.Error.Class)
+		add("COALESCE(last_error_code, '') = ?", q.Error.Code)
 	}
 	if !q.CreatedBefore.IsZero() {
 		add("created_at < ?", q.CreatedBefore.UTC())

@@ -15,7 +15,9 @@ import (
 // person; the decisions themselves are checked again by the Ledger (role,
 // four eyes, version), so hiding a button is a courtesy, never the guard.
 func (s *server) deskRoutes(e *gin.Engine) {
-	g := e.Group("/desk", requirePerson) // session.go: sends whoever is not signed in to sign in
+	// session.go: sends whoever is not signed in to sign in, after
+	// desk_flash.go kept a decision they posted.
+	g := e.Group("/desk", s.keepExpiredDecision, requirePerson)
 	g.GET("", s.overview)
 	g.GET("/queue", s.queue)
 	g.GET("/operations/:id", s.operation)
@@ -33,6 +35,10 @@ func (s *server) deskRoutes(e *gin.Engine) {
 	g.GET("/notifications", s.notifications)                  // desk_notifications.go
 	g.POST("/notifications/:id/resend", s.resendNotification) // desk_notifications.go
 	g.GET("/drills/:id", s.drillReceipt)
+	g.GET("/incidents", s.incidents)
+	g.GET("/operations", s.operations)
+	g.POST("/batch/preview", s.batchPreview)
+	g.POST("/batch", s.batchApply)
 }
 
 // me is the signed-in person; requirePerson guarantees there is one.

@@ -3,9 +3,12 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -15,8 +18,8 @@ import (
 
 // The decisions. Each reads its form, calls one Ledger method and redirects
 // (303) on success, so a reload never posts twice and no script is needed.
-// A refused decision re-renders the operation as it is now, with why it was
-// refused and what the person typed.
+// A refused decision redirects (303) too, to the operation as it is now,
+// which shows why it was refused and what the person typed (desk_flash.go).
 
 // takeReason is recorded when someone takes an item with one click.
 const takeReason = "took it from the queue"
@@ -36,6 +39,11 @@ func (s *server) resolve(c *gin.Context) {
 	}
 	if ref := strings.TrimSpace(c.PostForm("result_ref")); ref != "" {
 		r.Result = &domain.Result{Ref: ref}
+	}
+	if retries := r.Action == domain.ResolveRetry || r.Then == domain.ResolveRetry; retries && c.PostForm("confirm_risk") == "" {
+		if risk := s.retryRiskOf(c); risk != "" {
+			errs = append(errs, domain.FieldError{Field: "confirm_risk", Message: "confirm the risk to retry: " + risk})
+		}
 	}
 	s.decide(c, errs, func(ctx context.Context) error {
 		_, err := s.ledger.Resolve(ctx, me(c), c.Param("id"), r)
@@ -74,6 +82,9 @@ func (s *server) revise(c *gin.Context) {
 	r := domain.Revise{Content: json.RawMessage(c.PostForm("content")), Reason: c.PostForm("reason")}
 	var errs []domain.FieldError
 	r.ExpectedVersion, errs = expectedVersion(c)
+	if msg := jsonSyntax(c.PostForm("content")); msg != "" {
+		errs = append(errs, domain.FieldError{Field: "content", Message: msg})
+	}
 	s.decide(c, errs, func(ctx context.Context) error {
 		_, err := s.ledger.Revise(ctx, me(c), c.Param("id"), r)
 		return err
@@ -113,17 +124,37 @@ func (s *server) decide(c *gin.Context, errs []domain.FieldError, call func(cont
 		err = call(ctx)
 	}
 	if err == nil {
-		c.Redirect(http.StatusSeeOther, returnTo(c, "/desk/operations/"+c.Param("id")))
+		back := returnTo(c, "/desk/operations/"+c.Param("id"))
+		if back == "/desk/operations/"+c.Param("id") {
+			s.setFlash(c, flash{Op: c.Param("id"), Done: recorded(c)})
+		}
+		c.Redirect(http.StatusSeeOther, back)
 		return
 	}
 	e := domain.AsError(err)
+	status := statusOf(e.Code)
 	p := pages.Problem{Conflict: e.Code == domain.EVersionConflict, Message: s.message(c, err)}
 	for _, f := range e.Fields {
 		p.Fields = append(p.Fields, f.Field+": "+f.Message)
 	}
-	d := pages.Draft{Form: c.PostForm("form"), Reason: c.PostForm("reason"), Ref: c.PostForm("result_ref"),
-		Text: c.PostForm("text"), Content: c.PostForm("content"), Assignee: c.PostForm("assignee"), Then: c.PostForm("then")}
-	s.showOperation(c, statusOf(e.Code), p, d)
+	if p.Conflict {
+		p.Changes = changeSentences(e.Changes, time.Now())
+	}
+	id := c.Param("id")
+	f := flash{Op: id, Status: status, Problem: p, Draft: draftOf(c)}
+	if e.Operation != nil {
+		f.Key = e.Operation.Key
+	}
+	// A stale Take goes back to the list it came from, which says why.
+	back := "/desk/operations/" + id
+	if c.PostForm("take") != "" && p.Conflict {
+		back, f.Take = returnTo(c, "/desk/queue"), true
+	}
+	if s.setFlash(c, f) {
+		c.Redirect(http.StatusSeeOther, back)
+		return
+	}
+	s.showOperation(c, status, p, f.Draft) // too much typed to keep in a cookie: shown here
 }
 
 // expectedVersion reads the version of the operation the person saw. It is
@@ -143,4 +174,61 @@ func contentVersion(c *gin.Context, errs []domain.FieldError) (int, []domain.Fie
 		return 0, append(errs, domain.FieldError{Field: "content_version", Message: "is required"})
 	}
 	return v, errs
+}
+
+// retryRiskOf is the operation's retry risk, "" when it cannot be read (the
+// Ledger then refuses the decision with the reason).
+func (s *server) retryRiskOf(c *gin.Context) string {
+	op, err := s.ledger.Get(c.Request.Context(), me(c), c.Param("id"))
+	if err != nil {
+		return ""
+	}
+	card, err := s.ledger.Cards.Get(op.Type)
+	if err != nil {
+		return ""
+	}
+	return retryRisk(op, card)
+}
+
+// recorded is the success banner's sentence for the decision just taken.
+func recorded(c *gin.Context) string {
+	switch {
+	case strings.HasSuffix(c.Request.URL.Path, "/notes"):
+		return "Your note was added."
+	case strings.HasSuffix(c.Request.URL.Path, "/assign"):
+		return "The assignment was recorded."
+	case strings.HasSuffix(c.Request.URL.Path, "/revisions"):
+		return "The new content version was recorded; it needs someone else's approval."
+	case strings.HasSuffix(c.Request.URL.Path, "/approve"):
+		return "Your approval was recorded."
+	case strings.HasSuffix(c.Request.URL.Path, "/reject"):
+		return "Your rejection was recorded; the operation is cancelled."
+	}
+	action := strings.ReplaceAll(c.PostForm("action"), "_", " ")
+	if then := c.PostForm("then"); then != "" {
+		action += ", then " + then
+	}
+	return "Recorded: " + action + "."
+}
+
+// jsonSyntax says where typed JSON breaks, by line and column; "" when it
+// parses.
+func jsonSyntax(s string) string {
+	var v any
+	var se *json.SyntaxError
+	if err := json.Unmarshal([]byte(s), &v); !errors.As(err, &se) {
+		return ""
+	}
+	line, col := 1, 1
+	for _, r := range s[:min(int(se.Offset), len(s))] {
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	if se.Offset > 0 && int(se.Offset) <= len(s) && s[se.Offset-1] != '\n' {
+		col-- // the offset is just past the offending character
+	}
+	return fmt.Sprintf("is not valid JSON at line %d, column %d: %s", line, col, se.Error())
 }

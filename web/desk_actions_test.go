@@ -27,13 +27,13 @@ func TestDesk_ConfirmExecuted(t *testing.T) {
 		"result_ref": {"crm_123"}}
 
 	// No reason: refused, the typed reference offered again.
-	p := d.post("ada", path, form).want(http.StatusUnprocessableEntity)
+	p := d.post("ada", path, form).refused(http.StatusUnprocessableEntity)
 	if !strings.Contains(p.text("problem"), "reason") || attr(p.one("result-ref-input"), "value") != "crm_123" {
 		t.Fatalf("problem %q", p.text("problem"))
 	}
 	// A viewer may not decide.
 	form.Set("reason", "found task crm_123 in the CRM")
-	d.post("vic", path, form).want(http.StatusForbidden).one("problem")
+	d.post("vic", path, form).refused(http.StatusForbidden).one("problem")
 
 	r := d.post("ada", path, form).want(http.StatusSeeOther)
 	if r.header.Get("Location") != "/desk/operations/"+op.ID {
@@ -56,7 +56,7 @@ func TestDesk_ConfirmExecuted(t *testing.T) {
 	d.get("ada", "/desk/queue").want(http.StatusOK).one("queue-empty")
 
 	// The same form again, from a page loaded before: stale.
-	p = d.post("bob", path, form).want(http.StatusConflict)
+	p = d.post("bob", path, form).refused(http.StatusConflict)
 	if !strings.Contains(p.text("conflict"), "This item changed since you loaded it") {
 		t.Fatalf("conflict: %q", p.text("conflict"))
 	}
@@ -70,11 +70,23 @@ func TestDesk_ConfirmNotExecutedThenRetry(t *testing.T) {
 	op := d.intoDesk("evt_1:crm_task", true)
 	form := url.Values{"form": {"confirm-not-executed"}, "action": {"confirm_not_executed"}, "expected_version": {version(op)},
 		"reason": {"no task in the CRM"}}
-	p := d.post("ada", "/desk/operations/"+op.ID+"/resolve", form).want(http.StatusUnprocessableEntity)
+	p := d.post("ada", "/desk/operations/"+op.ID+"/resolve", form).refused(http.StatusUnprocessableEntity)
 	if !strings.Contains(p.text("problem"), "then") {
 		t.Fatalf("without then: %q", p.text("problem"))
 	}
+	// The CRM does not deduplicate and the key was sent: the page asks for a
+	// second confirmation that names the risk, and the retry needs it.
 	form.Set("then", "retry")
+	p = d.get("ada", "/desk/operations/"+op.ID)
+	if got := text(p.one("confirm-risk-confirm-not-executed").Parent); !strings.Contains(got, "acme-crm does not deduplicate") ||
+		!strings.Contains(got, "does it twice") {
+		t.Fatalf("the second confirmation: %q", got)
+	}
+	p = d.post("ada", "/desk/operations/"+op.ID+"/resolve", form).refused(http.StatusUnprocessableEntity)
+	if !strings.Contains(p.text("problem"), "confirm the risk") || d.state(op.ID).State != domain.UnknownOutcome {
+		t.Fatalf("a retry without the second confirmation: %q", p.text("problem"))
+	}
+	form.Set("confirm_risk", "1")
 	d.post("ada", "/desk/operations/"+op.ID+"/resolve", form).want(http.StatusSeeOther)
 	if got := d.state(op.ID); got.State != domain.Received || got.ProviderKey != op.ProviderKey {
 		t.Fatalf("after retry: %+v", got)
@@ -98,24 +110,24 @@ func TestDesk_RetryAndCancel(t *testing.T) {
 	// Cancelling an unknown outcome is refused: confirm first.
 	c := d.intoDesk("evt_3:crm_task", true)
 	cancel.Set("expected_version", version(c))
-	p := d.post("ada", "/desk/operations/"+c.ID+"/resolve", cancel).want(http.StatusConflict)
+	p := d.post("ada", "/desk/operations/"+c.ID+"/resolve", cancel).refused(http.StatusConflict)
 	if !strings.Contains(p.text("problem"), "confirm whether the provider acted") {
 		t.Fatalf("cancel unknown: %q", p.text("problem"))
 	}
 	// A form without the version seen is refused before the Ledger.
 	cancel.Del("expected_version")
-	d.post("ada", "/desk/operations/"+c.ID+"/resolve", cancel).want(http.StatusUnprocessableEntity)
+	d.post("ada", "/desk/operations/"+c.ID+"/resolve", cancel).refused(http.StatusUnprocessableEntity)
 }
 
 func TestDesk_NoteAndRevise(t *testing.T) {
 	d := newDesk(t)
 	op := d.intoDesk("evt_1:crm_task", false)
-	d.post("ada", "/desk/operations/"+op.ID+"/notes", url.Values{"form": {"note"}, "text": {""}}).want(http.StatusUnprocessableEntity)
+	d.post("ada", "/desk/operations/"+op.ID+"/notes", url.Values{"form": {"note"}, "text": {""}}).refused(http.StatusUnprocessableEntity)
 	d.post("ada", "/desk/operations/"+op.ID+"/notes", url.Values{"form": {"note"}, "text": {"asked the CRM team"}}).want(http.StatusSeeOther)
 	op = d.state(op.ID)
 
 	rev := url.Values{"form": {"revise"}, "expected_version": {version(op)}, "reason": {"owner u_9 left"}, "content": {`{"owner": "u_10",`}}
-	p := d.post("ada", "/desk/operations/"+op.ID+"/revisions", rev).want(http.StatusUnprocessableEntity)
+	p := d.post("ada", "/desk/operations/"+op.ID+"/revisions", rev).refused(http.StatusUnprocessableEntity)
 	if !strings.Contains(p.body, `{&#34;owner&#34;: &#34;u_10&#34;,`) {
 		t.Fatal("the bad content is not offered again")
 	}

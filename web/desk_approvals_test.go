@@ -64,13 +64,13 @@ func TestDesk_ApproveOthersRefuseOwn(t *testing.T) {
 		"reason": {"looks right"}, "return": {"/desk/approvals"}}
 
 	// Ada's own: the ledger refuses even when the disabled button is bypassed.
-	p := d.post("ada", "/desk/operations/"+op.ID+"/approve", form).want(http.StatusForbidden)
+	p := d.post("ada", "/desk/operations/"+op.ID+"/approve", form).refused(http.StatusForbidden)
 	if !strings.Contains(p.text("problem"), "someone else must decide") {
 		t.Fatalf("own approval: %q", p.text("problem"))
 	}
-	d.post("ada", "/desk/operations/"+op.ID+"/reject", form).want(http.StatusForbidden)
+	d.post("ada", "/desk/operations/"+op.ID+"/reject", form).refused(http.StatusForbidden)
 	// A viewer cannot either.
-	d.post("vic", "/desk/operations/"+op.ID+"/approve", form).want(http.StatusForbidden)
+	d.post("vic", "/desk/operations/"+op.ID+"/approve", form).refused(http.StatusForbidden)
 
 	r := d.post("bob", "/desk/operations/"+op.ID+"/approve", form).want(http.StatusSeeOther)
 	if r.header.Get("Location") != "/desk/approvals" {
@@ -85,14 +85,14 @@ func TestDesk_ApproveOthersRefuseOwn(t *testing.T) {
 		t.Fatalf("approved by: %q", p.text("approved-by"))
 	}
 	// Approving again, with the version of the old page: stale.
-	d.post("bob", "/desk/operations/"+op.ID+"/approve", form).want(http.StatusConflict).one("conflict")
+	d.post("bob", "/desk/operations/"+op.ID+"/approve", form).refused(http.StatusConflict).one("conflict")
 }
 
 func TestDesk_Reject(t *testing.T) {
 	d := newDesk(t)
 	op := d.register("evt_1:coupon", "coupon.issue")
 	form := url.Values{"form": {"reject"}, "expected_version": {version(op)}, "content_version": {"1"}}
-	p := d.post("bob", "/desk/operations/"+op.ID+"/reject", form).want(http.StatusUnprocessableEntity)
+	p := d.post("bob", "/desk/operations/"+op.ID+"/reject", form).refused(http.StatusUnprocessableEntity)
 	if !strings.Contains(p.text("problem"), "reason") {
 		t.Fatalf("no reason: %q", p.text("problem"))
 	}

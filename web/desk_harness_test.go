@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -76,6 +77,8 @@ func newDesk(t testing.TB) *desk {
 // answer is a response with its parsed document.
 type answer struct {
 	t      testing.TB
+	d      *desk
+	who    string
 	status int
 	header http.Header
 	body   string
@@ -99,8 +102,35 @@ func (d *desk) do(who, method, target string, form url.Values, headers ...string
 	w := httptest.NewRecorder()
 	d.engine.ServeHTTP(w, req)
 	a := d.parse(w.Body.String())
-	a.status, a.header = w.Code, w.Header()
+	a.status, a.header, a.d, a.who = w.Code, w.Header(), d, who
 	return a
+}
+
+// refused fails unless the decision was refused with the status: the
+// answer redirects (303) and leaves a flash saying so. It follows the
+// redirect with the flash and returns the page that shows it.
+func (p answer) refused(status int) answer {
+	p.t.Helper()
+	p.want(http.StatusSeeOther)
+	var cookie *http.Cookie
+	for _, c := range (&http.Response{Header: p.header}).Cookies() {
+		if c.Name == "handoff_flash" && c.MaxAge > 0 {
+			cookie = c
+		}
+	}
+	if cookie == nil {
+		p.t.Fatalf("the refusal left no flash: %v", p.header)
+	}
+	raw, _ := base64.RawURLEncoding.DecodeString(cookie.Value)
+	var f flash
+	if err := json.Unmarshal(raw, &f); err != nil || f.Status != status {
+		p.t.Fatalf("flash %s (%v): status %d, want %d", raw, err, f.Status, status)
+	}
+	next := p.d.get(p.who, p.header.Get("Location"), "Cookie", cookie.Name+"="+cookie.Value).want(http.StatusOK)
+	if !strings.Contains(strings.Join(next.header.Values("Set-Cookie"), ";"), "handoff_flash=;") {
+		p.t.Fatalf("the page that showed the flash did not forget it: %v", next.header)
+	}
+	return next
 }
 
 // parse reads an HTML page or fragment.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -16,7 +17,16 @@ import (
 )
 
 // operation shows one operation with everything needed to decide on it.
+// A decision that was not recorded comes back here with its flash.
 func (s *server) operation(c *gin.Context) {
+	if f, ok := s.takeFlash(c, func(f flash) bool { return f.Op == c.Param("id") && !f.Take }); ok {
+		if f.Done != "" {
+			s.showDone(c, f.Done)
+			return
+		}
+		s.showOperation(c, http.StatusOK, f.Problem, f.Draft)
+		return
+	}
 	s.showOperation(c, http.StatusOK, pages.Problem{}, pages.Draft{})
 }
 
@@ -33,6 +43,30 @@ func (s *server) showOperation(c *gin.Context, status int, p pages.Problem, d pa
 	v.Frame = s.frameFor(c, it.Op.Key, "queue")
 	v.Problem, v.Draft = p, d
 	page(c, status, pages.Operation(v), pages.OperationBody(v))
+}
+
+// showDone is the operation after a decision: the success banner, the next
+// item of the queue and the way back to it.
+func (s *server) showDone(c *gin.Context, done string) {
+	it, err := s.ledger.DeskItem(c.Request.Context(), me(c), c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	v := operationView(it, me(c))
+	v.Frame = s.frameFor(c, it.Op.Key, "queue")
+	v.Done, v.Back = done, "/desk/queue"
+	q, _ := queueQuery(pages.QueueFilter{}, me(c), "", time.Now())
+	q.Limit = 2
+	if ops, _, err := s.ledger.DeskQueue(c.Request.Context(), me(c), q, ""); err == nil {
+		for _, op := range ops {
+			if op.ID != it.Op.ID {
+				v.Next = "/desk/operations/" + op.ID
+				break
+			}
+		}
+	}
+	page(c, http.StatusOK, pages.Operation(v), pages.OperationBody(v))
 }
 
 func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView {
@@ -206,6 +240,7 @@ func allowed(op domain.Operation, card domain.Card, person domain.Actor, version
 	a.Cancel = op.State == domain.FailedTerminal
 	a.Revise = slices.Contains([]domain.State{domain.Received, domain.FailedRetryable, domain.FailedTerminal, domain.AwaitingApproval}, op.State)
 	a.RetryNeedsApproval = op.Approval == nil && (card.RequiresApproval || op.ContentVersion > 1)
+	a.RetryRisk = retryRisk(op, card)
 	a.Approve = op.State == domain.AwaitingApproval && person.Role.AtLeast(domain.RoleApprover)
 	current := domain.ContentVersion{CreatedBy: op.ContentAuthor}
 	for _, v := range versions {
@@ -215,4 +250,14 @@ func allowed(op domain.Operation, card domain.Card, person domain.Actor, version
 	}
 	a.OwnRevision = current.RevisedBy(person)
 	return a
+}
+
+// retryRisk is what a retry may do twice: a provider that does not
+// deduplicate, with a key that was sent. "" when a re-send is safe or
+// nothing was ever sent.
+func retryRisk(op domain.Operation, card domain.Card) string {
+	if card.ProviderIdempotency != domain.IdempotencyNone || op.ProviderKeyFirstSentAt == nil {
+		return ""
+	}
+	return card.Provider + " does not deduplicate, so if the earlier attempt reached it, a retry does it twice."
 }

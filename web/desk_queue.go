@@ -20,14 +20,37 @@ const queuePageSize = 50
 
 // queue lists the desk's items, filtered by the URL's query so a filtered
 // queue can be shared as a link.
-func (s *server) queue(c *gin.Context) {
+func (s *server) queue(c *gin.Context) { s.listPage(c, false) }
+
+// operations is the Operations page: the queue's search and filters over
+// every state.
+func (s *server) operations(c *gin.Context) { s.listPage(c, true) }
+
+func (s *server) listPage(c *gin.Context, all bool) {
 	f := queueFilter(c)
 	person := me(c)
 	v := pages.QueueView{Frame: s.frameFor(c, "Queue", "queue"), Filter: f, Self: c.Request.URL.RequestURI(),
-		CanAct: person.Role.AtLeast(domain.RoleOperator)}
+		CanAct: person.Role.AtLeast(domain.RoleOperator) && !all, All: all}
 	v.States, v.Types, v.Provs, v.Ages = s.queueOptions()
+	if all {
+		v.Frame = s.frameFor(c, "Operations", "operations")
+		v.States = []pages.Option{{Value: "", Label: "every state"}}
+		for _, st := range domain.States {
+			v.States = append(v.States, pages.Option{Value: st.String(), Label: components.StateLabel(st.String())})
+		}
+	}
+	if fl, ok := s.takeFlash(c, func(f flash) bool { return f.Take }); ok {
+		v.Stale = &pages.Stale{ID: fl.Op, Key: fl.Key, Changes: fl.Problem.Changes}
+	}
 
-	q, err := queueQuery(f, person, c.Query("cursor"), time.Now())
+	qf := f
+	if all {
+		qf.State = "" // everyState reads it: any state goes
+	}
+	q, err := queueQuery(qf, person, c.Query("cursor"), time.Now())
+	if all && err == nil {
+		q, err = everyState(q, f)
+	}
 	if err == nil {
 		var ops []domain.Operation
 		var next string
@@ -38,7 +61,7 @@ func (s *server) queue(c *gin.Context) {
 			v.Rows = append(v.Rows, queueRow(op, card, now, person.Identity()))
 		}
 		if next != "" {
-			v.Next = queueURL(f, next)
+			v.Next = listURL(v.Path(), f, next)
 		}
 	}
 	if err != nil {
@@ -53,7 +76,7 @@ func (s *server) queue(c *gin.Context) {
 func queueFilter(c *gin.Context) pages.QueueFilter {
 	return pages.QueueFilter{Q: strings.TrimSpace(c.Query("q")), State: c.Query("state"), Type: c.Query("type"),
 		Provider: c.Query("provider"), Namespace: c.Query("namespace"), Assignee: c.Query("assignee"),
-		Age: c.Query("age"), Mine: c.Query("mine") != ""}
+		Age: c.Query("age"), Mine: c.Query("mine") != "", Error: c.Query("error")}
 }
 
 // queueQuery turns the filter into the Ledger's list query.
@@ -70,6 +93,10 @@ func queueQuery(f pages.QueueFilter, person domain.Actor, cursor string, now tim
 	if f.Type != "" {
 		q.Types = []string{f.Type}
 	}
+	if f.Error != "" {
+		k := domain.ParseErrorKind(f.Error)
+		q.Error = &k
+	}
 	if f.Mine {
 		q.Assignee = person.Identity()
 	}
@@ -83,11 +110,28 @@ func queueQuery(f pages.QueueFilter, person domain.Actor, cursor string, now tim
 	return q, nil
 }
 
+// everyState widens the queue's query to every state for the Operations
+// page, and searches deeper.
+func everyState(q domain.ListQuery, f pages.QueueFilter) (domain.ListQuery, error) {
+	q.States, q.Deep = nil, true
+	if f.State != "" {
+		st, err := domain.ParseState(f.State)
+		if err != nil {
+			return q, domain.Invalid(domain.FieldError{Field: "state", Message: "is not a state"})
+		}
+		q.States = []domain.State{st}
+	}
+	return q, nil
+}
+
 // queueURL is the queue's URL for a filter, with a page cursor.
-func queueURL(f pages.QueueFilter, cursor string) string {
+func queueURL(f pages.QueueFilter, cursor string) string { return listURL("/desk/queue", f, cursor) }
+
+// listURL is a list page's URL for a filter, with a page cursor.
+func listURL(path string, f pages.QueueFilter, cursor string) string {
 	vals := url.Values{}
 	for k, v := range map[string]string{"q": f.Q, "state": f.State, "type": f.Type, "provider": f.Provider,
-		"namespace": f.Namespace, "assignee": f.Assignee, "age": f.Age, "cursor": cursor} {
+		"namespace": f.Namespace, "assignee": f.Assignee, "age": f.Age, "error": f.Error, "cursor": cursor} {
 		if v != "" {
 			vals.Set(k, v)
 		}
@@ -95,7 +139,7 @@ func queueURL(f pages.QueueFilter, cursor string) string {
 	if f.Mine {
 		vals.Set("mine", "1")
 	}
-	return "/desk/queue?" + vals.Encode()
+	return path + "?" + vals.Encode()
 }
 
 // queueOptions are the filter's choices: desk states, configured types and

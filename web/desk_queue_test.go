@@ -85,12 +85,19 @@ func TestDesk_QueueTakeAndAssign(t *testing.T) {
 	if n := len(d.get("bob", "/desk/queue?mine=1").all("queue-row")); n != 0 {
 		t.Fatalf("bob's queue has %d", n)
 	}
-	// Taking again with the old version is refused: someone changed it.
-	r = d.post("bob", "/desk/operations/"+a.ID+"/assign", form).want(http.StatusConflict)
-	r.one("conflict")
+	// Taking again with the old version is refused: someone took it. Back
+	// on the queue, it says who.
+	r = d.post("bob", "/desk/operations/"+a.ID+"/assign", form).refused(http.StatusConflict)
+	if got := r.text("stale-take"); !strings.Contains(got, "changed before you took it, so nothing was recorded") ||
+		!strings.Contains(got, "Ada Lovelace <ada@example.com> took it") {
+		t.Fatalf("stale take: %q", got)
+	}
+	if loc := r.header.Get("Location"); loc != "" {
+		t.Fatalf("the queue redirected again: %q", loc)
+	}
 	// Assigning to someone else needs a reason; a foreign return is ignored.
 	assign := url.Values{"assignee": {"bob@example.com"}, "expected_version": {strconv.FormatInt(a.Version+1, 10)}, "return": {"https://evil.example/"}}
-	r = d.post("ada", "/desk/operations/"+a.ID+"/assign", assign).want(http.StatusUnprocessableEntity)
+	r = d.post("ada", "/desk/operations/"+a.ID+"/assign", assign).refused(http.StatusUnprocessableEntity)
 	if !strings.Contains(r.text("problem"), "reason") {
 		t.Fatalf("missing reason: %q", r.text("problem"))
 	}

@@ -48,6 +48,8 @@ func New(cfg Config) (*gin.Engine, error) {
 	e.GET("/static/*file", serveStatic)
 	s.signInRoutes(e) // signin.go: sign-in, sign-out, sessions, CSRF
 	s.deskRoutes(e)   // desk.go: the pages
+	// The front door: whoever opens the server's address wants the desk.
+	e.GET("/", func(c *gin.Context) { c.Redirect(http.StatusFound, "/desk") })
 	return e, nil
 }
 

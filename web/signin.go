@@ -84,11 +84,17 @@ func (s *server) signInView(c *gin.Context, next string) pages.SignInView {
 // provider: with OIDC there is nothing to fill in here.
 func (s *server) loginPage(c *gin.Context) {
 	next := safeNext(c.Query("next"))
-	if !s.signIn.dev() {
+	// After a decision posted with an expired session the page is shown,
+	// not skipped: it says what happened, and the browser may not follow a
+	// form's redirect to the provider (CSP form-action).
+	expired := c.Query("expired") != ""
+	if !s.signIn.dev() && !expired {
 		c.Redirect(http.StatusSeeOther, "/auth/start?next="+url.QueryEscape(next))
 		return
 	}
-	render(c, http.StatusOK, pages.SignInPage(s.signInView(c, next)))
+	v := s.signInView(c, next)
+	v.Expired = expired
+	render(c, http.StatusOK, pages.SignInPage(v))
 }
 
 // devLogin signs in whoever the development form names.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +32,23 @@ func routes(apiHandler, deskHandler http.Handler) http.Handler {
 	}
 	mux.Handle("/", deskHandler)
 	return mux
+}
+
+// deskURL is the address a person opens to reach the desk: the public URL
+// when one is configured, else the listening address, reached through
+// localhost when it listens on every interface.
+func deskURL(publicURL, addr string) string {
+	if publicURL != "" && publicURL != "http://"+addr {
+		return strings.TrimSuffix(publicURL, "/") + "/desk"
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr + "/desk"
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/desk"
 }
 
 // serve runs the API and the loops until ctx ends, then shuts down
@@ -116,7 +134,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 			"  handoff token create --namespace default --name my-workflow\n"+
 			"(with the same HANDOFF_DATABASE_URL: %s)\n", redact(cfg.DatabaseURL))
 	}
-	slog.Info("handoff serving", "version", version, "addr", "http://"+cfg.Addr, "database", s.Dialect())
+	slog.Info("handoff serving", "version", version, "addr", "http://"+cfg.Addr, "desk", deskURL(cfg.SignIn.PublicURL, cfg.Addr), "database", s.Dialect())
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

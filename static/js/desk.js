@@ -22,6 +22,19 @@
       e.preventDefault();
     }
   });
+  // Bulk selection: shift-click selects every row between the last click
+  // and this one.
+  var lastBox = null;
+  document.addEventListener("click", function (e) {
+    var box = e.target;
+    if (!box.matches || !box.matches("input[data-select]")) return;
+    if (e.shiftKey && lastBox && lastBox !== box && document.contains(lastBox)) {
+      var boxes = Array.prototype.slice.call(document.querySelectorAll("input[data-select]"));
+      var a = boxes.indexOf(lastBox), b = boxes.indexOf(box);
+      boxes.slice(Math.min(a, b), Math.max(a, b) + 1).forEach(function (x) { x.checked = box.checked; });
+    }
+    lastBox = box;
+  });
   // Times: show the viewer's local time, keep UTC on hover.
   function localTimes(root) {
     root.querySelectorAll("time[datetime]").forEach(function (el) {
@@ -29,7 +42,7 @@
       var d = new Date(el.getAttribute("datetime"));
       if (isNaN(d)) return;
       el.title = el.getAttribute("datetime");
-      el.textContent = d.toLocaleString();
+      el.textContent = d.toLocaleString(undefined, { timeZoneName: "short" });
       el.dataset.local = "1";
     });
   }

@@ -22,7 +22,10 @@ type OperationView struct {
 	Related      []RelatedRow
 	Actions      Actions
 	Problem      Problem
-	Draft        Draft // what the person typed into the form that was refused
+	Draft        Draft  // what the person typed into the form that was refused
+	Done         string // the decision just recorded, for the success banner
+	Next         string // the next item of the queue the person came from
+	Back         string // that queue, with its filter
 	// Notifications are the operation's notifications and their attempts.
 	Notifications []NotificationRow
 }
@@ -96,6 +99,9 @@ type Actions struct {
 	Me                                                 string
 	OwnRevision                                        bool // the viewer made the current content version
 	RetryNeedsApproval                                 bool // retrying sends a revised snapshot to approval first
+	// RetryRisk names the risk of a re-send the provider does not
+	// deduplicate; a retry then needs a second confirmation.
+	RetryRisk string
 }
 
 // Problem is why the last action was refused.
@@ -103,6 +109,8 @@ type Problem struct {
 	Conflict bool // the item changed since the person loaded it
 	Message  string
 	Fields   []string
+	Changes  []string // with a conflict: who changed what since, and when
+	Expired  bool     // the session had expired: nothing was recorded
 }
 
 // Draft is the refused form's input, offered again.

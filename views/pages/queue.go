@@ -19,11 +19,28 @@ type QueueView struct {
 	Self    string // this page's URL with its filter, where actions return to
 	CanAct  bool   // the viewer may take and assign items
 	Problem string // a filter that could not be read
+	Stale   *Stale // a Take refused because the item had changed
+	All     bool   // the Operations page: every state, searched deeper
+}
+
+// Path is the page's own address.
+func (v QueueView) Path() string {
+	if v.All {
+		return "/desk/operations"
+	}
+	return "/desk/queue"
+}
+
+// Stale is an item someone changed before the person's decision on it.
+type Stale struct {
+	ID, Key string
+	Changes []string // who changed what, and when
 }
 
 // QueueFilter is the queue's filter as the URL carries it.
 type QueueFilter struct {
 	Q, State, Type, Provider, Namespace, Assignee, Age string
+	Error                                              string // an incident's error, class:code
 	Mine                                               bool
 }
 

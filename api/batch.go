@@ -1,0 +1,124 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/opshandoff/handoff/domain"
+)
+
+// POST /v1/batches: one decision for many desk items, as the desk's bulk
+// decisions take it (domain/batch.go).
+
+type batchItemJSON struct {
+	ID              string `json:"id" schema:"required,minlen=1,maxlen=64"`
+	ExpectedVersion *int64 `json:"expected_version" schema:"min=1" doc:"the version you saw; required except for notes"`
+}
+
+type batchDecisionJSON struct {
+	Type     string          `json:"type" schema:"required,enum=batch_types" doc:"resolve, assign or note (the reason is the note's text)"`
+	Action   string          `json:"action" schema:"enum=batch_actions" doc:"with resolve"`
+	Then     string          `json:"then" schema:"enum=then_actions" doc:"after confirm_not_executed"`
+	Assignee json.RawMessage `json:"assignee" schema:"nullable,string" doc:"with assign; null unassigns"`
+}
+
+type batchRequest struct {
+	Operations []batchItemJSON   `json:"operations" schema:"required,minitems=1,maxitems=1000"`
+	Decision   batchDecisionJSON `json:"decision" schema:"required"`
+	Reason     string            `json:"reason" schema:"required,minlen=1,maxlen=2000"`
+	Preview    bool              `json:"preview" doc:"say what would happen to each item, change nothing"`
+}
+
+type batchItemResultJSON struct {
+	ID      string  `json:"id"`
+	Key     *string `json:"key"`
+	From    *string `json:"from_state"`
+	To      *string `json:"to_state"`
+	Version int64   `json:"version"`
+	Outcome string  `json:"outcome" schema:"enum=batch_outcomes"`
+	Reason  *string `json:"reason" doc:"why it is skipped"`
+	Code    *string `json:"code" doc:"the problem code of the refusal, such as version_conflict"`
+}
+
+type batchResponse struct {
+	BatchID string                `json:"batch_id"`
+	Preview bool                  `json:"preview"`
+	Applied int                   `json:"applied" doc:"with preview, how many would apply"`
+	Skipped int                   `json:"skipped"`
+	Items   []batchItemResultJSON `json:"items"`
+}
+
+func parseBatch(data []byte) (domain.Batch, error) {
+	var req batchRequest
+	if err := unmarshalStrict(data, &req); err != nil {
+		return domain.Batch{}, err
+	}
+	var errs fieldErrs
+	if len(req.Operations) > domain.MaxBatch {
+		errs.add("operations", "may name at most %d operations, not %d", domain.MaxBatch, len(req.Operations))
+	}
+	b := domain.Batch{Kind: domain.BatchKind(req.Decision.Type), Reason: req.Reason, Preview: req.Preview}
+	for _, it := range req.Operations {
+		item := domain.BatchItem{ID: it.ID}
+		if it.ExpectedVersion != nil {
+			item.ExpectedVersion = *it.ExpectedVersion
+		}
+		b.Items = append(b.Items, item)
+	}
+	var err error
+	if req.Decision.Action != "" {
+		if b.Action, err = domain.ParseResolveAction(req.Decision.Action); err != nil {
+			errs.add("decision.action", "must be retry, cancel or confirm_not_executed")
+		}
+	}
+	if req.Decision.Then != "" {
+		if b.Then, err = domain.ParseResolveAction(req.Decision.Then); err != nil {
+			errs.add("decision.then", "must be retry or cancel")
+		}
+	}
+	if len(req.Decision.Assignee) > 0 && !isNull(req.Decision.Assignee) {
+		if json.Unmarshal(req.Decision.Assignee, &b.Assignee) != nil || b.Assignee == "" {
+			errs.add("decision.assignee", "must be a non-empty string or null")
+		}
+	}
+	return b, errs.err()
+}
+
+func (s *server) batch(c *gin.Context) {
+	b, ok := bind(s, c, parseBatch)
+	if !ok {
+		return
+	}
+	res, err := s.ledger.Batch(c.Request.Context(), actorOf(c), b)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := batchResponse{BatchID: res.ID, Preview: res.Preview, Applied: res.Applied, Skipped: res.Skipped,
+		Items: make([]batchItemResultJSON, len(res.Items))}
+	for i, r := range res.Items {
+		j := batchItemResultJSON{ID: r.ID, Version: r.Version, Outcome: r.Outcome, Key: nonEmpty(r.Key),
+			Reason: nonEmpty(r.Why)}
+		if r.From != (domain.State{}) {
+			j.From = nonEmpty(r.From.String())
+		}
+		if r.To != (domain.State{}) {
+			j.To = nonEmpty(r.To.String())
+		}
+		if r.Code != "" {
+			j.Code = nonEmpty(fmt.Sprint(r.Code))
+		}
+		out.Items[i] = j
+	}
+	s.render(c, http.StatusOK, out)
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,246 @@
+package domain
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// A batch is one decision a person takes on many desk items at once — an
+// incident of eight timeouts retried with one reason. Each item is decided
+// on its own, with the version the person saw when they previewed it, so an
+// item that changed since is skipped and listed, never overwritten; one
+// item's refusal never stops the others. Every event a batch writes carries
+// its batch_id.
+
+// MaxBatch bounds the items of one batch.
+const MaxBatch = 1000
+
+// BatchKind is the decision a batch applies to each item.
+type BatchKind string
+
+const (
+	BatchResolve BatchKind = "resolve"
+	BatchAssign  BatchKind = "assign"
+	BatchNote    BatchKind = "note"
+)
+
+// BatchItem is one operation of a batch and the version the person saw.
+type BatchItem struct {
+	ID              string
+	ExpectedVersion int64
+}
+
+// Batch is one decision for many items.
+type Batch struct {
+	Items    []BatchItem
+	Kind     BatchKind
+	Action   ResolveAction // resolve: retry, cancel or confirm_not_executed
+	Then     ResolveAction // after confirm_not_executed: retry or cancel
+	Assignee string        // assign: "" unassigns
+	Reason   string        // the reason of every item's decision; a note's text
+	Preview  bool          // say what would happen, change nothing
+}
+
+// Batch outcomes of one item.
+const (
+	BatchWouldApply = "apply"   // preview: the decision is allowed now
+	BatchApplied    = "applied" // recorded
+	BatchSkipped    = "skipped" // refused; Why says why
+)
+
+// BatchItemResult is what happened, or would happen, to one item.
+type BatchItemResult struct {
+	ID      string
+	Key     string
+	From    State // the state the decision was taken on
+	To      State // the state it leads (or led) to
+	Version int64 // the version after the decision, or the current one
+	Outcome string
+	Why     string
+	Code    Code
+}
+
+// BatchResult is a batch's answer: its ID and each item's result in order.
+type BatchResult struct {
+	ID      string
+	Preview bool
+	Items   []BatchItemResult
+	Applied int // with Preview: how many would apply
+	Skipped int
+}
+
+type batchKey struct{}
+
+// withBatch makes the audit events written for ctx carry the batch's ID.
+func withBatch(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, batchKey{}, id)
+}
+
+func batchOf(ctx context.Context) string {
+	id, _ := ctx.Value(batchKey{}).(string)
+	return id
+}
+
+// withDetail adds a member to an event's detail object.
+func withDetail(d json.RawMessage, key string, value any) json.RawMessage {
+	m := map[string]any{}
+	if len(d) > 0 {
+		_ = json.Unmarshal(d, &m)
+	}
+	m[key] = value
+	b, _ := json.Marshal(m)
+	return b
+}
+
+func (b Batch) validate() error {
+	var errs []FieldError
+	switch n := len(b.Items); {
+	case n == 0:
+		errs = append(errs, FieldError{"operations", "must name at least one operation"})
+	case n > MaxBatch:
+		errs = append(errs, FieldError{"operations", fmt.Sprintf("may name at most %d operations, not %d", MaxBatch, n)})
+	}
+	seen := make(map[string]bool, len(b.Items))
+	for i, it := range b.Items {
+		switch {
+		case it.ID == "":
+			errs = append(errs, FieldError{fmt.Sprintf("operations[%d].id", i), "is required"})
+		case seen[it.ID]:
+			errs = append(errs, FieldError{fmt.Sprintf("operations[%d].id", i), "names " + it.ID + " twice"})
+		case it.ExpectedVersion < 1 && b.Kind != BatchNote:
+			errs = append(errs, FieldError{fmt.Sprintf("operations[%d].expected_version", i), "is required: the version you saw"})
+		}
+		seen[it.ID] = true
+	}
+	switch b.Kind {
+	case BatchResolve:
+		switch b.Action {
+		case ResolveRetry, ResolveCancel:
+		case ResolveConfirmNotExecuted:
+			if b.Then != ResolveRetry && b.Then != ResolveCancel {
+				errs = append(errs, FieldError{"decision.then", "must be retry or cancel"})
+			}
+		case ResolveConfirmExecuted:
+			errs = append(errs, FieldError{"decision.action", "confirm_executed needs each item's own provider reference: decide it item by item"})
+		default:
+			errs = append(errs, FieldError{"decision.action", "must be retry, cancel or confirm_not_executed"})
+		}
+	case BatchAssign, BatchNote:
+	default:
+		errs = append(errs, FieldError{"decision.type", "must be resolve, assign or note"})
+	}
+	errs = append(errs, validReason("reason", b.Reason)...)
+	if len(errs) > 0 {
+		return Invalid(errs...)
+	}
+	return nil
+}
+
+// command is the batch's decision for one item.
+func (b Batch) command(it BatchItem) Command {
+	switch b.Kind {
+	case BatchAssign:
+		return Assign{Assignee: b.Assignee, Reason: b.Reason, ExpectedVersion: it.ExpectedVersion}
+	case BatchNote:
+		return Note{Text: b.Reason}
+	}
+	return Resolve{Action: b.Action, Then: b.Then, Reason: b.Reason, ExpectedVersion: it.ExpectedVersion}
+}
+
+// Batch previews or applies one decision to many items.
+func (l *Ledger) Batch(ctx context.Context, actor Actor, b Batch) (BatchResult, error) {
+	if err := requirePerson(actor, RoleOperator); err != nil {
+		return BatchResult{}, err
+	}
+	if err := b.validate(); err != nil {
+		return BatchResult{}, err
+	}
+	res := BatchResult{ID: l.IDs.New("bat"), Preview: b.Preview, Items: make([]BatchItemResult, 0, len(b.Items))}
+	ctx = withBatch(ctx, res.ID)
+	for _, it := range b.Items {
+		var r BatchItemResult
+		var err error
+		if b.Preview {
+			r, err = l.previewItem(ctx, actor, it, b.command(it))
+		} else {
+			r, err = l.applyItem(ctx, actor, it, b.command(it))
+		}
+		if ErrorCode(err) == EUnavailable {
+			return BatchResult{}, err // the database is gone: nothing more will work
+		}
+		if r.Outcome == BatchSkipped {
+			res.Skipped++
+		} else {
+			res.Applied++
+		}
+		res.Items = append(res.Items, r)
+	}
+	return res, nil
+}
+
+// skipped is an item's refusal as a result.
+func skipped(r BatchItemResult, err error) BatchItemResult {
+	e := AsError(err)
+	r.Outcome, r.Code, r.Why = BatchSkipped, e.Code, e.Message
+	if e.Code == EInternal {
+		r.Why = "an internal error; it has been logged"
+	}
+	if e.Operation != nil && r.Key == "" {
+		r.Key, r.From, r.Version = e.Operation.Key, e.Operation.State, e.Operation.Version
+	}
+	return r
+}
+
+// previewItem decides the item without writing anything.
+func (l *Ledger) previewItem(ctx context.Context, actor Actor, it BatchItem, cmd Command) (BatchItemResult, error) {
+	r := BatchItemResult{ID: it.ID}
+	op, now, err := l.Store.Load(ctx, "", it.ID)
+	if err != nil {
+		return skipped(r, err), err
+	}
+	r.Key, r.From, r.Version = op.Key, op.State, op.Version
+	card, err := l.Cards.Get(op.Type)
+	if err != nil {
+		return skipped(r, err), nil
+	}
+	cmd, changes, err := l.sinceSeen(ctx, op, cmd)
+	if err != nil {
+		return skipped(r, err), err
+	}
+	ch, err := Decide(op, cmd, l.env(ctx, card, actor, now))
+	if err != nil {
+		return skipped(r, staleWithChanges(err, changes)), nil
+	}
+	r.Outcome, r.To = BatchWouldApply, ch.Op.State
+	return r, nil
+}
+
+// applyItem records the decision on the item, as the person would one by one.
+func (l *Ledger) applyItem(ctx context.Context, actor Actor, it BatchItem, cmd Command) (BatchItemResult, error) {
+	r := BatchItemResult{ID: it.ID}
+	ch, err := l.mutate(ctx, actor, it.ID, cmd)
+	if err != nil {
+		return skipped(r, err), err
+	}
+	r.Outcome, r.Key, r.To, r.Version = BatchApplied, ch.Op.Key, ch.Op.State, ch.Op.Version
+	if len(ch.Events) > 0 {
+		r.From, _ = ParseState(ch.Events[0].FromState)
+	}
+	return r, nil
+}
+
+// staleWithChanges names, in a version conflict, the last change since the
+// version the person saw.
+func staleWithChanges(err error, changes []AuditEvent) error {
+	e, ok := err.(*Error)
+	if !ok || e.Code != EVersionConflict || len(e.Changes) > 0 || len(changes) == 0 {
+		return err
+	}
+	e.Changes = changes
+	last := changes[len(changes)-1]
+	e.Message += fmt.Sprintf("; the last change: %s by %s at %s", last.Action, last.Actor.Identity(),
+		last.At.UTC().Format(time.RFC3339))
+	return e
+}

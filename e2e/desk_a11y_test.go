@@ -1,0 +1,86 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// axeSource is axe-core, vendored for the tests only (testdata/axe).
+func axeSource(t *testing.T) string {
+	t.Helper()
+	src, err := os.ReadFile("testdata/axe/axe.min.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(src)
+}
+
+// axeCheck runs axe-core on the page and fails the test for every serious
+// or critical violation.
+func (b *browser) axeCheck(where, src string) {
+	b.t.Helper()
+	if !eval[bool](b, `typeof window.axe === "object"`) {
+		b.run("loading axe-core", chromedp.Evaluate[chromedp.Void](src+";undefined"))
+	}
+	got, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](`axe.run(document, {resultTypes: ["violations"]}).then(r =>
+		r.violations.filter(v => v.impact === "serious" || v.impact === "critical")
+			.map(v => v.impact + " " + v.id + ": " + v.help + " — " + v.nodes.slice(0, 3).map(n => n.target.join(" ")).join("; ")))`,
+		chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.t.Fatalf("axe on %s: %v", where, err)
+	}
+	if len(got) > 0 {
+		b.t.Errorf("%s has accessibility violations:\n  %s", where, strings.Join(got, "\n  "))
+	}
+}
+
+// TestDesk_Accessibility: every page of the desk, at desktop and phone
+// width, with no serious or critical axe-core violation — the sign-in page,
+// the pages with content, a diff, an incident and a bulk preview included.
+func TestDesk_Accessibility(t *testing.T) {
+	s, idp := deskServer(t)
+	src := axeSource(t)
+	deep := s.intoDeskWith(t, "evt_a11y1:crm_task", deepContent(4))
+	s.intoDesk(t, "evt_a11y2:crm_task", false)
+	coupon := s.do(t, "POST", "/v1/operations", map[string]any{"key": "evt_a11y3:coupon", "type": "coupon.issue",
+		"event_id": "evt_a11y3", "content": map[string]any{"customer": "c_7", "percent": 50, "valid_days": 30}})
+	if r := s.call(t, idp.IDToken(t, ann), "POST", "/v1/operations/"+str(coupon.Body, "id")+"/revisions",
+		map[string]any{"content": map[string]any{"customer": "c_7", "percent": 15, "valid_days": 30}, "reason": "typo",
+			"expected_version": num(coupon.Body, "version")}); r.Status != 200 {
+		t.Fatalf("revise: %d %s", r.Status, r.Raw)
+	}
+
+	b := newBrowser(t, s, idp, 1366, 900)
+	b.signIn(idp, lea, "/desk")
+	pages := []struct{ path, ready string }{
+		{"/desk", "main h1"},
+		{"/desk/queue", `[data-testid="queue-table"]`},
+		{"/desk/incidents", `[data-testid="incidents-table"]`},
+		{"/desk/operations", `[data-testid="queue-table"]`},
+		{"/desk/operations/" + deep, `[data-testid="timeline"]`},
+		{"/desk/operations/" + str(coupon.Body, "id"), `[data-testid="timeline"]`},
+		{"/desk/approvals", `[data-testid="approval-item"]`},
+		{"/desk/audit", "main h1"},
+		{"/desk/types", "main h1"},
+	}
+	for _, width := range []int64{1366, 390} {
+		b.run("the viewport", chromedp.EmulateViewport(width, 900))
+		for _, p := range pages {
+			b.run("opening "+p.path, chromedp.Navigate(s.URL+p.path), chromedp.WaitVisible(chromedp.CSS(p.ready)))
+			b.waitFor(p.path+" settled", `document.readyState === "complete" && !document.querySelector('.htmx-request')`)
+			b.axeCheck(fmt.Sprintf("%s at %d px", p.path, width), src)
+		}
+	}
+	b.run("a bulk preview", chromedp.Navigate(s.URL+"/desk/incidents"), chromedp.WaitVisible(sel("incidents-table")),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="bulk-incident"] [data-testid="bulk-reason"]`), "checked"),
+		chromedp.Click(chromedp.CSS(`[data-testid="bulk-incident"] [data-testid="bulk-preview"]`)),
+		chromedp.WaitVisible(sel("batch-table")))
+	b.axeCheck("the bulk preview", src)
+	b.signOut()
+	b.axeCheck("the signed-out page", src)
+	b.clean()
+}

@@ -1,0 +1,183 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/views/pages"
+)
+
+// Incidents and bulk decisions: the desk's items grouped by what failed,
+// and one decision previewed, then applied, for many of them
+// (domain/incident.go, domain/batch.go).
+
+func (s *server) incidents(c *gin.Context) {
+	person := me(c)
+	list, err := s.ledger.DeskIncidents(c.Request.Context(), person)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	v := pages.IncidentsView{Frame: s.frameFor(c, "Incidents", "queue"), CanAct: person.Role.AtLeast(domain.RoleOperator)}
+	for _, in := range list {
+		f := pages.QueueFilter{Type: in.Type, Error: in.Error.String()}
+		if f.Error == "" {
+			f.Error = ":" // items with no error: class and code both empty
+		}
+		states := make([]string, len(in.States))
+		for i, st := range in.States {
+			states[i] = st.String()
+		}
+		v.Incidents = append(v.Incidents, pages.IncidentRow{Provider: in.Provider, Type: in.Type, Error: or(in.Error.String(), "no error"),
+			Message: in.Message, Count: in.Count, States: strings.Join(states, ", "), Namespaces: strings.Join(in.Namespaces, ", "),
+			FirstSeen: in.FirstSeen, LastSeen: in.LastSeen, ItemsURL: queueURL(f, ""), Filter: f})
+	}
+	page(c, http.StatusOK, pages.Incidents(v), pages.Incidents(v))
+}
+
+// batchDecisions are the bulk form's choices as domain batches.
+var batchDecisions = map[string]struct {
+	batch domain.Batch
+	words string
+}{
+	"retry":               {domain.Batch{Kind: domain.BatchResolve, Action: domain.ResolveRetry}, "retry"},
+	"cancel":              {domain.Batch{Kind: domain.BatchResolve, Action: domain.ResolveCancel}, "cancel"},
+	"not_executed_retry":  {domain.Batch{Kind: domain.BatchResolve, Action: domain.ResolveConfirmNotExecuted, Then: domain.ResolveRetry}, "confirm not executed, then retry"},
+	"not_executed_cancel": {domain.Batch{Kind: domain.BatchResolve, Action: domain.ResolveConfirmNotExecuted, Then: domain.ResolveCancel}, "confirm not executed, then cancel"},
+	"assign":              {domain.Batch{Kind: domain.BatchAssign}, "assign"},
+	"note":                {domain.Batch{Kind: domain.BatchNote}, "add a note"},
+}
+
+// batchForm reads the decision the bulk form chose.
+func batchForm(c *gin.Context) (domain.Batch, pages.BatchFields, string, error) {
+	fields := pages.BatchFields{Decision: c.PostForm("decision"), Assignee: strings.TrimSpace(c.PostForm("assignee")),
+		Reason: c.PostForm("reason")}
+	d, ok := batchDecisions[fields.Decision]
+	if !ok {
+		return domain.Batch{}, fields, "", domain.Invalid(domain.FieldError{Field: "decision", Message: "choose one of the decisions offered"})
+	}
+	b := d.batch
+	b.Assignee, b.Reason = fields.Assignee, fields.Reason
+	words := d.words
+	if b.Kind == domain.BatchAssign {
+		words = "assign to " + or(b.Assignee, "nobody")
+	}
+	return b, fields, words, nil
+}
+
+// parseItems reads "id:version" values, the version each item was seen at.
+func parseItems(vals []string) ([]domain.BatchItem, error) {
+	items := make([]domain.BatchItem, 0, len(vals))
+	for _, v := range vals {
+		id, ver, ok := strings.Cut(v, ":")
+		n, err := strconv.ParseInt(ver, 10, 64)
+		if !ok || err != nil || id == "" || n < 1 {
+			return nil, domain.Invalid(domain.FieldError{Field: "item", Message: "an item is not id:version; reload the queue and select again"})
+		}
+		items = append(items, domain.BatchItem{ID: id, ExpectedVersion: n})
+	}
+	return items, nil
+}
+
+// matching lists every item the posted filter matches, at its current
+// version, up to a batch's limit.
+func (s *server) matching(c *gin.Context) ([]domain.BatchItem, pages.QueueFilter, error) {
+	f := pages.QueueFilter{Q: strings.TrimSpace(c.PostForm("q")), State: c.PostForm("state"), Type: c.PostForm("type"),
+		Provider: c.PostForm("provider"), Namespace: c.PostForm("namespace"), Assignee: c.PostForm("assignee_filter"),
+		Age: c.PostForm("age"), Mine: c.PostForm("mine") != "", Error: c.PostForm("error")}
+	q, err := queueQuery(f, me(c), "", time.Now())
+	if err != nil {
+		return nil, f, err
+	}
+	q.Limit = domain.MaxBatch
+	ops, _, err := s.ledger.DeskQueue(c.Request.Context(), me(c), q, f.Provider)
+	if err != nil {
+		return nil, f, err
+	}
+	items := make([]domain.BatchItem, len(ops))
+	for i, op := range ops {
+		items[i] = domain.BatchItem{ID: op.ID, ExpectedVersion: op.Version}
+	}
+	return items, f, nil
+}
+
+// batchPreview shows what the decision would do to each item; nothing is
+// recorded.
+func (s *server) batchPreview(c *gin.Context) {
+	var items []domain.BatchItem
+	var f pages.QueueFilter
+	var err error
+	if c.PostForm("all") != "" {
+		items, f, err = s.matching(c)
+	} else {
+		items, err = parseItems(c.PostFormArray("item"))
+	}
+	b, fields, words, ferr := batchForm(c)
+	if err == nil {
+		err = ferr
+	}
+	v := pages.BatchView{Frame: s.frameFor(c, "Preview", "queue"), Preview: true, Decision: words, Fields: fields,
+		Back: queueURL(f, "")}
+	if err == nil {
+		b.Items, b.Preview = items, true
+		err = s.showBatch(c, &v, b)
+	}
+	if err != nil {
+		v.Problem = s.message(c, err)
+		page(c, statusOf(domain.ErrorCode(err)), pages.Batch(v), pages.Batch(v))
+		return
+	}
+	page(c, http.StatusOK, pages.Batch(v), pages.Batch(v))
+}
+
+// batchApply decides each previewed item at the version the preview showed.
+func (s *server) batchApply(c *gin.Context) {
+	items, err := parseItems(c.PostFormArray("item"))
+	b, fields, words, ferr := batchForm(c)
+	if err == nil {
+		err = ferr
+	}
+	v := pages.BatchView{Frame: s.frameFor(c, "Done", "queue"), Decision: words, Fields: fields,
+		Back: returnTo(c, "/desk/queue")}
+	if err == nil {
+		b.Items = items
+		ctx := domain.WithRequestInfo(c.Request.Context(), s.ledger.IDs.New("req"), c.ClientIP())
+		c.Request = c.Request.WithContext(ctx)
+		err = s.showBatch(c, &v, b)
+	}
+	if err != nil {
+		v.Problem = s.message(c, err)
+		page(c, statusOf(domain.ErrorCode(err)), pages.Batch(v), pages.Batch(v))
+		return
+	}
+	page(c, http.StatusOK, pages.Batch(v), pages.Batch(v))
+}
+
+// showBatch runs the batch and fills the view with its result.
+func (s *server) showBatch(c *gin.Context, v *pages.BatchView, b domain.Batch) error {
+	res, err := s.ledger.Batch(c.Request.Context(), me(c), b)
+	if err != nil {
+		return err
+	}
+	v.ID, v.Applied, v.Skipped = res.ID, res.Applied, res.Skipped
+	seen := map[string]int64{}
+	for _, it := range b.Items {
+		seen[it.ID] = it.ExpectedVersion
+	}
+	for _, r := range res.Items {
+		row := pages.BatchRow{ID: r.ID, Key: r.Key, Outcome: r.Outcome, Why: r.Why, Version: seen[r.ID]}
+		if r.From != (domain.State{}) {
+			row.From = r.From.String()
+		}
+		if r.To != (domain.State{}) && r.Outcome != domain.BatchSkipped {
+			row.To = r.To.String()
+		}
+		v.Items = append(v.Items, row)
+	}
+	return nil
+}

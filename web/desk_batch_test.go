@@ -1,0 +1,83 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/opshandoff/handoff/domain"
+)
+
+// TestDesk_IncidentBulkDecision: three timeouts of one type make one
+// incident beside a validation failure; its items are confirmed not
+// executed and retried at once: the preview lists them and records nothing;
+// one is decided by someone else meanwhile and is skipped and named; the
+// others share the batch_id.
+func TestDesk_IncidentBulkDecision(t *testing.T) {
+	d := newDesk(t)
+	var ops []domain.Operation
+	for _, k := range []string{"evt_1:a", "evt_2:a", "evt_3:a"} {
+		ops = append(ops, d.intoDesk(k, true))
+	}
+	d.intoDesk("evt_4:a", false)
+
+	p := d.get("ada", "/desk/incidents").want(http.StatusOK)
+	rows := p.all("incident-row")
+	if len(rows) != 2 || !strings.Contains(text(rows[0]), "3 items") || !strings.Contains(text(rows[0]), "timeout") ||
+		!strings.Contains(text(rows[0]), "campaigns") {
+		t.Fatalf("incidents: %d %q", len(rows), p.text("incidents-table"))
+	}
+	items := attr(p.all("incident-items")[0], "href")
+	if got := d.get("ada", items).want(http.StatusOK).all("queue-row"); len(got) != 3 {
+		t.Fatalf("the incident's items: %d rows at %s", len(got), items)
+	}
+	d.get("vic", "/desk/incidents").want(http.StatusOK).none("bulk-incident")
+
+	form := inputs(p.all("bulk-incident")[0])
+	form.Set("decision", "not_executed_retry")
+	form.Set("reason", "the CRM was down; nothing was created")
+	pre := d.post("ada", "/desk/batch/preview", form).want(http.StatusOK)
+	if got := pre.text("batch-summary"); !strings.HasPrefix(got, "3 items will be decided, 0 skipped") {
+		t.Fatalf("preview: %q", got)
+	}
+	for _, op := range ops {
+		if d.state(op.ID).Version != op.Version {
+			t.Fatal("the preview changed an item")
+		}
+	}
+	// Bob decides one of them before Ada applies.
+	if _, err := d.ledger.Resolve(context.Background(), testPeople["bob"], ops[1].ID, domain.Resolve{Action: domain.ResolveConfirmExecuted,
+		Result: &domain.Result{Ref: "crm_1"}, Reason: "found it", ExpectedVersion: ops[1].Version}); err != nil {
+		t.Fatal(err)
+	}
+	apply := inputs(pre.one("batch-apply-form"))
+	res := d.post("ada", "/desk/batch", apply).want(http.StatusOK)
+	if got := res.text("batch-summary"); !strings.HasPrefix(got, "2 of 3 items decided, 1 skipped") {
+		t.Fatalf("result: %q", got)
+	}
+	batchID := res.text("batch-id")
+	for _, r := range res.all("batch-row") {
+		skipped := attr(r, "data-id") == ops[1].ID
+		if (attr(r, "data-outcome") == domain.BatchSkipped) != skipped || (skipped && !strings.Contains(text(r), "resolved by bob@example.com")) {
+			t.Fatalf("row %q", text(r))
+		}
+	}
+	for i, op := range ops {
+		tl, _ := d.store.Timeline(context.Background(), op.ID)
+		var det struct {
+			BatchID string `json:"batch_id"`
+		}
+		_ = json.Unmarshal(tl[len(tl)-1].Detail, &det)
+		if (det.BatchID == batchID) != (i != 1) {
+			t.Fatalf("item %d: batch_id %q, batch %s", i, det.BatchID, batchID)
+		}
+	}
+	// Bad input changes nothing.
+	d.post("ada", "/desk/batch", url.Values{"decision": {"explode"}, "reason": {"x"}, "item": {ops[0].ID + ":1"}}).
+		want(http.StatusUnprocessableEntity).one("problem")
+	d.post("ada", "/desk/batch", url.Values{"decision": {"note"}, "reason": {"x"}, "item": {"nonsense"}}).
+		want(http.StatusUnprocessableEntity).one("problem")
+}
