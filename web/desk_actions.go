@@ -141,6 +141,11 @@ func (s *server) decide(c *gin.Context, errs []domain.FieldError, call func(cont
 		p.Changes = changeSentences(e.Changes, time.Now())
 	}
 	id := c.Param("id")
+	if e.Code == domain.ENotFound {
+		// No operation to return to: the refusal is the page.
+		s.showOperation(c, status, p, draftOf(c))
+		return
+	}
 	f := flash{Op: id, Status: status, Problem: p, Draft: draftOf(c)}
 	if e.Operation != nil {
 		f.Key = e.Operation.Key

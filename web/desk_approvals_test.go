@@ -118,7 +118,7 @@ func TestDesk_OwnRevisionFollowsSubject(t *testing.T) {
 		t.Fatalf("ada's revision is not hers under a new email: %q", p.text("approval-item"))
 	}
 	form := url.Values{"expected_version": {version(revised)}, "content_version": {"2"}, "reason": {"fine"}}
-	d.post("ada2", "/desk/operations/"+failed.ID+"/approve", form).want(http.StatusForbidden)
+	d.post("ada2", "/desk/operations/"+failed.ID+"/approve", form).refused(http.StatusForbidden)
 	if got := d.state(failed.ID); got.State != domain.AwaitingApproval {
 		t.Fatalf("state %s", got.State)
 	}
