@@ -124,7 +124,9 @@ func (s *Store) Close() error {
 // always uses its own clock.
 func (s *Store) SetClock(now func() time.Time) { s.now = now }
 
-func (s *Store) provider() (*goose.Provider, error) {
+// provider is goose over the store's database; migrating takes a session
+// lock so that replicas started together migrate one at a time.
+func (s *Store) provider(migrating bool) (*goose.Provider, error) {
 	fsys, err := migrations.For(s.dialect)
 	if err != nil {
 		return nil, err
@@ -137,8 +139,17 @@ func (s *Store) provider() (*goose.Provider, error) {
 	dialect := goose.DialectSQLite3
 	if s.dialect == "postgres" {
 		dialect = goose.DialectPostgres
-		// Several replicas may start at once: one migrates, the others wait.
-		locker, err := lock.NewPostgresSessionLocker()
+	}
+	if s.dialect == "postgres" && migrating {
+		// Several replicas may start at once: one migrates, the others wait,
+		// polling every second rather than goose's five (up to 5 minutes).
+		// The lock is keyed by schema, like the store's advisory locks, so
+		// Handoffs in other schemas of the database do not wait on it.
+		var id int64
+		if err := s.db.Raw("SELECT hashtext('handoff.migrate:' || current_schema())::bigint").Scan(&id).Error; err != nil {
+			return nil, translate(err, "migration lock")
+		}
+		locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(id), lock.WithLockTimeout(1, 300))
 		if err != nil {
 			return nil, err
 		}
@@ -149,7 +160,7 @@ func (s *Store) provider() (*goose.Provider, error) {
 
 // Migrate applies every pending migration.
 func (s *Store) Migrate(ctx context.Context) error {
-	p, err := s.provider()
+	p, err := s.provider(true)
 	if err != nil {
 		return err
 	}
@@ -172,7 +183,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 
 // Ping checks that the database answers and has no pending migration.
 func (s *Store) Ping(ctx context.Context) error {
-	p, err := s.provider()
+	p, err := s.provider(false)
 	if err != nil {
 		return err
 	}
