@@ -31,6 +31,7 @@ import (
 type Store struct {
 	db      *gorm.DB
 	dialect string // "postgres" or "sqlite"
+	url     string // PostgreSQL's URL, for connections of the store's own
 	// now is SQLite's clock: an embedded database shares the process's clock.
 	// PostgreSQL's clock is read in SQL.
 	now func() time.Time
@@ -75,7 +76,7 @@ func Connect(rawURL string) (*Store, error) {
 		sqlDB.SetMaxOpenConns(4 * runtime.GOMAXPROCS(0))
 		sqlDB.SetMaxIdleConns(4 * runtime.GOMAXPROCS(0))
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
-		return &Store{db: db, dialect: "postgres", now: time.Now}, nil
+		return &Store{db: db, dialect: "postgres", url: rawURL, now: time.Now}, nil
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite:"), "//")
 		if path == "" {

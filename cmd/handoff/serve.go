@@ -77,6 +77,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()
 	go (&reconcile.Sweeper{Ledger: ledger, Interval: cfg.SweepInterval}).Run(sweepCtx)
+	go func() { _ = tokens.Watch(sweepCtx, s) }() // verified tokens are cached while this listens
 	if err := startAuditLoops(sweepCtx, s); err != nil {
 		return err
 	}
