@@ -11,6 +11,17 @@ import (
 
 // Create inserts a new operation unless its key is taken in the namespace.
 func (s *Store) Create(ctx context.Context, ch domain.Change) (domain.Operation, bool, error) {
+	if s.pool != nil && fastPathEligible(ch) {
+		created, err := s.createFast(ctx, ch)
+		if err != nil {
+			return domain.Operation{}, false, err
+		}
+		if created {
+			return ch.Op, true, nil
+		}
+		op, _, err := s.LoadByKey(ctx, ch.Op.Namespace, ch.Op.Key)
+		return op, false, err
+	}
 	created := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		row := toOperationRow(ch.Op)
@@ -45,6 +56,9 @@ func (s *Store) Create(ctx context.Context, ch domain.Change) (domain.Operation,
 
 // Apply writes the change if the operation is still at ch.FromVersion.
 func (s *Store) Apply(ctx context.Context, ch domain.Change) error {
+	if s.pool != nil && fastPathEligible(ch) {
+		return s.applyFast(ctx, ch)
+	}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		return applyTx(tx, ch)
 	})

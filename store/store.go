@@ -18,6 +18,7 @@ import (
 
 	"github.com/glebarez/sqlite"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/migrations"
 	"github.com/pressly/goose/v3"
@@ -32,6 +33,9 @@ type Store struct {
 	db      *gorm.DB
 	dialect string // "postgres" or "sqlite"
 	url     string // PostgreSQL's URL, for connections of the store's own
+	// pool is PostgreSQL's pgx pool for the single-statement write path
+	// (fastpath.go); nil on SQLite and in stores bound to a transaction.
+	pool *pgxpool.Pool
 	// now is SQLite's clock: an embedded database shares the process's clock.
 	// PostgreSQL's clock is read in SQL.
 	now func() time.Time
@@ -76,7 +80,12 @@ func Connect(rawURL string) (*Store, error) {
 		sqlDB.SetMaxOpenConns(4 * runtime.GOMAXPROCS(0))
 		sqlDB.SetMaxIdleConns(4 * runtime.GOMAXPROCS(0))
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
-		return &Store{db: db, dialect: "postgres", url: rawURL, now: time.Now}, nil
+		pool, err := openPool(rawURL, int32(4*runtime.GOMAXPROCS(0)))
+		if err != nil {
+			sqlDB.Close()
+			return nil, domain.Wrap(domain.EUnavailable, err, "cannot reach PostgreSQL")
+		}
+		return &Store{db: db, dialect: "postgres", url: rawURL, pool: pool, now: time.Now}, nil
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite:"), "//")
 		if path == "" {
@@ -106,6 +115,9 @@ func (s *Store) Dialect() string { return s.dialect }
 
 // Close closes the connection pool.
 func (s *Store) Close() error {
+	if s.pool != nil {
+		s.pool.Close()
+	}
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
@@ -191,6 +203,9 @@ func translate(err error, what string) error {
 	if errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01") {
 		return domain.Wrap(domain.EConflict, err, "serialization failure")
 	}
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // what GORM's TranslateError does on its path
+		return domain.Wrap(domain.EConflict, err, what+" already exists")
+	}
 	if isConnError(err) {
 		return domain.Wrap(domain.EUnavailable, err, "the database cannot be reached")
 	}
@@ -208,5 +223,6 @@ func isConnError(err error) bool {
 	}
 	msg := err.Error()
 	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "database is closed") || strings.Contains(msg, "database is locked") ||
-		strings.Contains(msg, "broken pipe") || strings.Contains(msg, "closed pool")
+		strings.Contains(msg, "broken pipe") || strings.Contains(msg, "closed pool") ||
+		strings.Contains(msg, "unexpected EOF") || strings.Contains(msg, "conn closed") || strings.Contains(msg, "connection reset")
 }
