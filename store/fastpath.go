@@ -202,9 +202,9 @@ func execFast(ctx context.Context, q querier, ch domain.Change, create bool) (in
 
 // applyFast is Apply in one statement.
 func (s *Store) applyFast(ctx context.Context, ch domain.Change) error {
-	n, err := execFast(ctx, s.pool, ch, false)
+	n, err := s.gc.write(ctx, ch, false)
 	if err != nil {
-		return translate(err, "operation")
+		return err
 	}
 	if n == 0 {
 		return domain.Errorf(domain.EConflict, "operation %s moved past version %d", ch.Op.ID, ch.FromVersion)
@@ -214,9 +214,9 @@ func (s *Store) applyFast(ctx context.Context, ch domain.Change) error {
 
 // createFast is Create in one statement; false when the key exists.
 func (s *Store) createFast(ctx context.Context, ch domain.Change) (bool, error) {
-	n, err := execFast(ctx, s.pool, ch, true)
+	n, err := s.gc.write(ctx, ch, true)
 	if err != nil {
-		return false, translate(err, "operation")
+		return false, err
 	}
 	return n == 1, nil
 }

@@ -36,6 +36,7 @@ type Store struct {
 	// pool is PostgreSQL's pgx pool for the single-statement write path
 	// (fastpath.go); nil on SQLite and in stores bound to a transaction.
 	pool *pgxpool.Pool
+	gc   *committer // group commit of the single statements (groupcommit.go)
 	// now is SQLite's clock: an embedded database shares the process's clock.
 	// PostgreSQL's clock is read in SQL.
 	now func() time.Time
@@ -85,7 +86,7 @@ func Connect(rawURL string) (*Store, error) {
 			sqlDB.Close()
 			return nil, domain.Wrap(domain.EUnavailable, err, "cannot reach PostgreSQL")
 		}
-		return &Store{db: db, dialect: "postgres", url: rawURL, pool: pool, now: time.Now}, nil
+		return &Store{db: db, dialect: "postgres", url: rawURL, pool: pool, gc: newCommitter(pool), now: time.Now}, nil
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite:"), "//")
 		if path == "" {
@@ -116,6 +117,7 @@ func (s *Store) Dialect() string { return s.dialect }
 // Close closes the connection pool.
 func (s *Store) Close() error {
 	if s.pool != nil {
+		s.gc.close()
 		s.pool.Close()
 	}
 	sqlDB, err := s.db.DB()
