@@ -169,6 +169,12 @@ func (s *Store) load(ctx context.Context, where string, args ...any) (domain.Ope
 
 // Load returns the operation with the id, within the namespace if one is given.
 func (s *Store) Load(ctx context.Context, namespace, id string) (domain.Operation, time.Time, error) {
+	if s.pool != nil {
+		if namespace == "" {
+			return s.loadFast(ctx, "id = $1", id)
+		}
+		return s.loadFast(ctx, "id = $1 AND namespace = $2", id, namespace)
+	}
 	if namespace == "" {
 		return s.load(ctx, "id = ?", id)
 	}
@@ -177,6 +183,9 @@ func (s *Store) Load(ctx context.Context, namespace, id string) (domain.Operatio
 
 // LoadByKey returns the operation with the key in the namespace.
 func (s *Store) LoadByKey(ctx context.Context, namespace, key string) (domain.Operation, time.Time, error) {
+	if s.pool != nil {
+		return s.loadFast(ctx, "namespace = $1 AND key = $2", namespace, key)
+	}
 	return s.load(ctx, "namespace = ? AND key = ?", namespace, key)
 }
 
