@@ -117,7 +117,7 @@ func TestGroupCommit_connectionKilled(t *testing.T) {
 	}
 	defer admin.Close()
 
-	const workers, perWorker = 8, 25
+	const workers, perWorker = 32, 8 // more workers than writers: flushes of several changes
 	type acked struct {
 		id    string
 		stage int // 1 registered and claimed, 2 begun, 3 settled

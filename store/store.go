@@ -81,7 +81,9 @@ func Connect(rawURL string) (*Store, error) {
 		sqlDB.SetMaxOpenConns(4 * runtime.GOMAXPROCS(0))
 		sqlDB.SetMaxIdleConns(4 * runtime.GOMAXPROCS(0))
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
-		pool, err := openPool(rawURL, int32(4*runtime.GOMAXPROCS(0)))
+		// The pgx pool serves the hot path's loads and the group commit's
+		// writers (groupWriters), each a connection while it flushes.
+		pool, err := openPool(rawURL, int32(4*runtime.GOMAXPROCS(0)+groupWriters()))
 		if err != nil {
 			sqlDB.Close()
 			return nil, domain.Wrap(domain.EUnavailable, err, "cannot reach PostgreSQL")
@@ -166,6 +168,13 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	for _, r := range results {
 		slog.Info("migrated", "version", r.Source.Version, "file", r.Source.Path, "took", r.Duration)
+	}
+	if len(results) > 0 && s.dialect == "postgres" {
+		// Fresh statistics for the planner: new indexes and tables have
+		// none until autovacuum comes round.
+		if err := s.db.WithContext(ctx).Exec("ANALYZE operations, attempts, content_versions, audit_events, api_tokens").Error; err != nil {
+			return domain.Wrap(domain.EUnavailable, err, "analyzing the migrated tables failed")
+		}
 	}
 	return nil
 }
