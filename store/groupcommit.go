@@ -59,6 +59,7 @@ type committer struct {
 	pool *pgxpool.Pool
 	reqs chan *gcRequest
 	stop chan struct{}
+	once sync.Once
 	wg   sync.WaitGroup
 }
 
@@ -72,9 +73,10 @@ func newCommitter(pool *pgxpool.Pool) *committer {
 	return c
 }
 
-// close stops the writers after their current flush.
+// close stops the writers after their current flush; a second close does
+// nothing.
 func (c *committer) close() {
-	close(c.stop)
+	c.once.Do(func() { close(c.stop) })
 	c.wg.Wait()
 }
 
