@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/opshandoff/handoff/domain"
@@ -38,7 +39,16 @@ func HashToken(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// DefaultTokenCacheTTL is how long a verified token is trusted without
+// asking the database again, while revocations reach this process at once.
+const DefaultTokenCacheTTL = 5 * time.Second
+
 // Tokens creates, lists, revokes and verifies workflow API tokens.
+//
+// Verified tokens are cached for at most CacheTTL, and only while a
+// revocation feed is live (see Watch): a revocation anywhere drops the
+// token here at once, and a feed that stops listening empties the cache and
+// turns it off until it listens again.
 type Tokens struct {
 	Store domain.TokenStore
 	IDs   *domain.IDSource
@@ -46,11 +56,84 @@ type Tokens struct {
 	// Creator is who the token_created audit event names; the system
 	// when unset.
 	Creator domain.Actor
+	// CacheTTL bounds how long a verified token is trusted; 0 disables the
+	// cache.
+	CacheTTL time.Duration
+
+	mu    sync.Mutex
+	live  bool   // the revocation feed is listening
+	gen   uint64 // bumped by every revocation and every change of live
+	cache map[string]cachedToken
+}
+
+type cachedToken struct {
+	actor   domain.Actor
+	expires time.Time
 }
 
 // NewTokens wires Tokens with the real clock.
 func NewTokens(s domain.TokenStore) *Tokens {
-	return &Tokens{Store: s, IDs: &domain.IDSource{}, Now: time.Now}
+	return &Tokens{Store: s, IDs: &domain.IDSource{}, Now: time.Now, CacheTTL: DefaultTokenCacheTTL}
+}
+
+// Watch listens to the feed until ctx ends, keeping the cache honest: it is
+// used only while the feed is live, and each revoked token leaves it at
+// once. Without Watch nothing is cached.
+func (t *Tokens) Watch(ctx context.Context, feed domain.TokenRevocationFeed) error {
+	defer t.setLive(false)
+	return feed.WatchRevocations(ctx, t.setLive, t.forget)
+}
+
+func (t *Tokens) setLive(live bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.live = live
+	t.gen++
+	t.cache = nil
+}
+
+// forget drops the token with the hash from the cache.
+func (t *Tokens) forget(hash string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.gen++
+	delete(t.cache, hash)
+}
+
+// cached returns the actor of a verified, unexpired, cached token, and the
+// generation to pass to remember after a real lookup.
+func (t *Tokens) cached(hash string) (domain.Actor, bool, uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c, ok := t.cache[hash]; ok && t.live && t.Now().Before(c.expires) {
+		return c.actor, true, t.gen
+	}
+	return domain.Actor{}, false, t.gen
+}
+
+// remember caches a verified token unless a revocation or a change of the
+// feed happened since the lookup began (gen): the lookup may predate it.
+func (t *Tokens) remember(hash string, actor domain.Actor, gen uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.live || t.gen != gen || t.CacheTTL <= 0 {
+		return
+	}
+	if t.cache == nil {
+		t.cache = map[string]cachedToken{}
+	}
+	now := t.Now()
+	if len(t.cache) >= 10000 { // bounded: drop what has expired, else everything
+		for h, c := range t.cache {
+			if !now.Before(c.expires) {
+				delete(t.cache, h)
+			}
+		}
+		if len(t.cache) >= 10000 {
+			t.cache = map[string]cachedToken{}
+		}
+	}
+	t.cache[hash] = cachedToken{actor: actor, expires: now.Add(t.CacheTTL)}
 }
 
 // touchEvery limits last_used_at writes to one a minute per token, as for
@@ -92,9 +175,15 @@ func (t *Tokens) List(ctx context.Context) ([]domain.APIToken, error) {
 	return t.Store.ListTokens(ctx)
 }
 
-// Revoke ends a token's use at once.
+// Revoke ends a token's use at once, here and, through the revocation
+// feed, in every other process.
 func (t *Tokens) Revoke(ctx context.Context, id string) error {
-	return t.Store.RevokeToken(ctx, id, t.Now().UTC())
+	err := t.Store.RevokeToken(ctx, id, t.Now().UTC())
+	t.mu.Lock()
+	t.gen++
+	t.cache = nil
+	t.mu.Unlock()
+	return err
 }
 
 // Authenticate turns a secret into the workflow actor it stands for. Every
@@ -105,6 +194,10 @@ func (t *Tokens) Authenticate(ctx context.Context, secret string) (domain.Actor,
 		return domain.Actor{}, errBadToken()
 	}
 	hash := HashToken(secret)
+	actor, ok, gen := t.cached(hash)
+	if ok {
+		return actor, nil
+	}
 	tok, err := t.Store.TokenByHash(ctx, hash)
 	if domain.ErrorCode(err) == domain.ENotFound {
 		return domain.Actor{}, errBadToken()
@@ -120,7 +213,9 @@ func (t *Tokens) Authenticate(ctx context.Context, secret string) (domain.Actor,
 		// Best effort: the token is good whether or not its use is noted.
 		_ = t.Store.TouchToken(ctx, tok.ID, now, now.Add(-tokenTouchEvery))
 	}
-	return domain.Actor{Kind: domain.ActorWorkflow, Name: tok.Name, Namespace: tok.Namespace}, nil
+	actor = domain.Actor{Kind: domain.ActorWorkflow, Name: tok.Name, Namespace: tok.Namespace}
+	t.remember(hash, actor, gen)
+	return actor, nil
 }
 
 // errBadToken is built per call: a shared *domain.Error could be changed by

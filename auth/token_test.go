@@ -196,3 +196,99 @@ func TestChain(t *testing.T) {
 		}
 	}
 }
+
+// feed is a revocation feed the test drives by hand.
+type feed struct {
+	live    func(bool)
+	revoked func(string)
+	ready   chan struct{}
+}
+
+func (f *feed) WatchRevocations(ctx context.Context, live func(bool), revoked func(string)) error {
+	f.live, f.revoked = live, revoked
+	close(f.ready)
+	<-ctx.Done()
+	return nil
+}
+
+func TestTokens_cache(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mem := &memTokens{}
+	tokens := NewTokens(mem)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tokens.Now = func() time.Time { return now }
+	secret, tok, err := tokens.Create(ctx, "campaigns", "n8n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The database has the token revoked behind this process's back: only
+	// the cache can still accept it.
+	revokeBehind := func() {
+		t.Helper()
+		if err := mem.RevokeToken(ctx, tok.ID, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	accepts := func() bool {
+		_, err := tokens.Authenticate(ctx, secret)
+		return err == nil
+	}
+
+	// No feed: nothing is cached.
+	if !accepts() {
+		t.Fatal("live token refused")
+	}
+	revokeBehind()
+	if accepts() {
+		t.Fatal("a token revoked in the database was accepted without a revocation feed")
+	}
+
+	f := &feed{ready: make(chan struct{})}
+	go func() { _ = tokens.Watch(ctx, f) }()
+	<-f.ready
+	f.live(true)
+	secret, tok, err = tokens.Create(ctx, "campaigns", "n8n-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !accepts() {
+		t.Fatal("live token refused")
+	}
+	revokeBehind()
+	if !accepts() {
+		t.Fatal("a verified token was not cached while the feed listens")
+	}
+	now = now.Add(DefaultTokenCacheTTL)
+	if accepts() {
+		t.Fatalf("a cached token outlived the %s cache", DefaultTokenCacheTTL)
+	}
+
+	// A revocation from the feed drops the token at once.
+	secret, tok, err = tokens.Create(ctx, "campaigns", "n8n-3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !accepts() {
+		t.Fatal("live token refused")
+	}
+	revokeBehind()
+	f.revoked(HashToken(secret))
+	if accepts() {
+		t.Fatal("a token the feed named revoked was still accepted")
+	}
+
+	// A feed that stops listening empties the cache.
+	secret, tok, err = tokens.Create(ctx, "campaigns", "n8n-4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !accepts() {
+		t.Fatal("live token refused")
+	}
+	revokeBehind()
+	f.live(false)
+	if accepts() {
+		t.Fatal("a cached token was accepted after the feed stopped listening")
+	}
+}

@@ -33,3 +33,14 @@ type TokenStore interface {
 	// use is recorded after notBefore: concurrent requests write it once.
 	TouchToken(ctx context.Context, id string, at, notBefore time.Time) error
 }
+
+// TokenRevocationFeed tells a process at once that a token was revoked by
+// any process sharing the database, so verified tokens can be cached.
+type TokenRevocationFeed interface {
+	// WatchRevocations calls live(true) once it is listening, revoked with
+	// the hash of every token revoked anywhere after that, and live(false)
+	// whenever it stops listening (it keeps trying to listen again). It
+	// returns when ctx ends, or at once with live never called when the
+	// database has no such feed.
+	WatchRevocations(ctx context.Context, live func(bool), revoked func(hash string)) error
+}

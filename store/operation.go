@@ -11,6 +11,17 @@ import (
 
 // Create inserts a new operation unless its key is taken in the namespace.
 func (s *Store) Create(ctx context.Context, ch domain.Change) (domain.Operation, bool, error) {
+	if s.pool != nil && fastPathEligible(ch) {
+		created, err := s.createFast(ctx, ch)
+		if err != nil {
+			return domain.Operation{}, false, err
+		}
+		if created {
+			return ch.Op, true, nil
+		}
+		op, _, err := s.LoadByKey(ctx, ch.Op.Namespace, ch.Op.Key)
+		return op, false, err
+	}
 	created := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		row := toOperationRow(ch.Op)
@@ -45,6 +56,9 @@ func (s *Store) Create(ctx context.Context, ch domain.Change) (domain.Operation,
 
 // Apply writes the change if the operation is still at ch.FromVersion.
 func (s *Store) Apply(ctx context.Context, ch domain.Change) error {
+	if s.pool != nil && fastPathEligible(ch) {
+		return s.applyFast(ctx, ch)
+	}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		return applyTx(tx, ch)
 	})
@@ -160,6 +174,12 @@ func (s *Store) load(ctx context.Context, where string, args ...any) (domain.Ope
 
 // Load returns the operation with the id, within the namespace if one is given.
 func (s *Store) Load(ctx context.Context, namespace, id string) (domain.Operation, time.Time, error) {
+	if s.pool != nil {
+		if namespace == "" {
+			return s.loadFast(ctx, "id = $1", id)
+		}
+		return s.loadFast(ctx, "id = $1 AND namespace = $2", id, namespace)
+	}
 	if namespace == "" {
 		return s.load(ctx, "id = ?", id)
 	}
@@ -168,6 +188,9 @@ func (s *Store) Load(ctx context.Context, namespace, id string) (domain.Operatio
 
 // LoadByKey returns the operation with the key in the namespace.
 func (s *Store) LoadByKey(ctx context.Context, namespace, key string) (domain.Operation, time.Time, error) {
+	if s.pool != nil {
+		return s.loadFast(ctx, "namespace = $1 AND key = $2", namespace, key)
+	}
 	return s.load(ctx, "namespace = ? AND key = ?", namespace, key)
 }
 

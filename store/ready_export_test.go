@@ -8,7 +8,7 @@ import (
 // MigrateDownOne rolls the newest migration back, leaving it pending.
 func MigrateDownOne(t testing.TB, s *Store) {
 	t.Helper()
-	p, err := s.provider()
+	p, err := s.provider(false)
 	if err != nil {
 		t.Fatal(err)
 	}

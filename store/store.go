@@ -21,6 +21,7 @@ import (
 
 	"github.com/glebarez/sqlite"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/migrations"
 	"github.com/pressly/goose/v3"
@@ -34,6 +35,11 @@ import (
 type Store struct {
 	db      *gorm.DB
 	dialect string // "postgres" or "sqlite"
+	url     string // PostgreSQL's URL, for connections of the store's own
+	// pool is PostgreSQL's pgx pool for the single-statement write path
+	// (fastpath.go); nil on SQLite and in stores bound to a transaction.
+	pool *pgxpool.Pool
+	gc   *committer // group commit of the single statements (groupcommit.go)
 	// now is SQLite's clock: an embedded database shares the process's clock.
 	// PostgreSQL's clock is read in SQL.
 	now func() time.Time
@@ -78,7 +84,14 @@ func Connect(rawURL string) (*Store, error) {
 		sqlDB.SetMaxOpenConns(4 * runtime.GOMAXPROCS(0))
 		sqlDB.SetMaxIdleConns(4 * runtime.GOMAXPROCS(0))
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
-		return &Store{db: db, dialect: "postgres", now: time.Now}, nil
+		// The pgx pool serves the hot path's loads and the group commit's
+		// writers (groupWriters), each a connection while it flushes.
+		pool, err := openPool(rawURL, int32(4*runtime.GOMAXPROCS(0)+groupWriters()))
+		if err != nil {
+			sqlDB.Close()
+			return nil, domain.Wrap(domain.EUnavailable, err, "cannot reach PostgreSQL")
+		}
+		return &Store{db: db, dialect: "postgres", url: rawURL, pool: pool, gc: newCommitter(pool), now: time.Now}, nil
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite:"), "//")
 		if path == "" {
@@ -113,6 +126,10 @@ func (s *Store) Dialect() string { return s.dialect }
 
 // Close closes the connection pool.
 func (s *Store) Close() error {
+	if s.pool != nil {
+		s.gc.close()
+		s.pool.Close()
+	}
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
@@ -178,6 +195,13 @@ func (s *Store) Migrate(ctx context.Context) error {
 	for _, r := range results {
 		slog.Info("migrated", "version", r.Source.Version, "file", r.Source.Path, "took", r.Duration)
 	}
+	if len(results) > 0 && s.dialect == "postgres" {
+		// Fresh statistics for the planner: new indexes and tables have
+		// none until autovacuum comes round.
+		if err := s.db.WithContext(ctx).Exec("ANALYZE operations, attempts, content_versions, audit_events, api_tokens").Error; err != nil {
+			return domain.Wrap(domain.EUnavailable, err, "analyzing the migrated tables failed")
+		}
+	}
 	return nil
 }
 
@@ -220,6 +244,9 @@ func translate(err error, what string) error {
 		// The domain refuses such text before it gets here; should any slip
 		// through, it is the request's fault, not the server's.
 		return domain.Wrap(domain.EInvalid, err, "the text holds NUL or invalid UTF-8, which cannot be stored")
+	}
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // what GORM's TranslateError does on its path
+		return domain.Wrap(domain.EConflict, err, what+" already exists")
 	}
 	if isConnError(err) {
 		return domain.Wrap(domain.EUnavailable, err, "the database cannot be reached")

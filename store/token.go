@@ -2,11 +2,19 @@ package store
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/opshandoff/handoff/domain"
 	"gorm.io/gorm"
 )
+
+// revokedChannel is the PostgreSQL channel on which a revocation names the
+// revoked token's hash to every process listening.
+const revokedChannel = "handoff_token_revoked"
+
+var _ domain.TokenRevocationFeed = (*Store)(nil)
 
 // tokenRow is an API token; only the hash of its secret is stored.
 type tokenRow struct {
@@ -73,8 +81,21 @@ func (s *Store) ListTokens(ctx context.Context) ([]domain.APIToken, error) {
 	return out, nil
 }
 
-// RevokeToken marks a token revoked.
+// RevokeToken marks a token revoked. On PostgreSQL the same statement
+// notifies every listening process, at its commit.
 func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error {
+	if s.dialect == "postgres" {
+		var hashes []string
+		err := s.db.WithContext(ctx).Raw("WITH r AS (UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING hash) "+
+			"SELECT hash FROM r, pg_notify('"+revokedChannel+"', r.hash) AS n", at.UTC(), id).Scan(&hashes).Error
+		if err != nil {
+			return translate(err, "token")
+		}
+		if len(hashes) == 0 {
+			return domain.Errorf(domain.ENotFound, "no live token with id %q", id)
+		}
+		return nil
+	}
 	res := s.db.WithContext(ctx).Model(&tokenRow{}).Where("id = ? AND revoked_at IS NULL", id).Update("revoked_at", at.UTC())
 	if res.Error != nil {
 		return translate(res.Error, "token")
@@ -83,4 +104,45 @@ func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error 
 		return domain.Errorf(domain.ENotFound, "no live token with id %q", id)
 	}
 	return nil
+}
+
+// WatchRevocations implements domain.TokenRevocationFeed: on PostgreSQL it
+// LISTENs on a connection of its own, and listens again after losing it.
+// SQLite has no feed, so it returns at once.
+func (s *Store) WatchRevocations(ctx context.Context, live func(bool), revoked func(hash string)) error {
+	if s.dialect != "postgres" {
+		return nil
+	}
+	for {
+		err := s.listenRevocations(ctx, live, revoked)
+		if ctx.Err() != nil {
+			return nil
+		}
+		slog.Warn("token revocation feed lost; verified tokens are not cached until it is back", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (s *Store) listenRevocations(ctx context.Context, live func(bool), revoked func(hash string)) error {
+	conn, err := pgx.Connect(ctx, s.url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+revokedChannel); err != nil {
+		return err
+	}
+	live(true)
+	defer live(false)
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		revoked(n.Payload)
+	}
 }

@@ -117,6 +117,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 		Policy: domain.DeliveryPolicy{Base: domain.DefaultDeliveryPolicy.Base, Max: domain.DefaultDeliveryPolicy.Max, MaxAge: cfg.Notify.MaxAge},
 		Lease:  2*cfg.Notify.Timeout + 5*time.Second, Observe: recovery.ObserveDelivery}
 	loops.Go(func() { deliverer.Run(loopCtx) })
+	loops.Go(func() { _ = tokens.Watch(loopCtx, s) }) // verified tokens are cached while this listens
 	if err := startAuditLoops(loopCtx, &loops, s); err != nil {
 		return err
 	}

@@ -1,0 +1,186 @@
+// Command handoff-load drives whole lifecycles through a running Handoff's
+// HTTP API, as workflows would — register with an inline claim → begin →
+// settle completed, each a durable, audited call — from N concurrent
+// clients, and prints lifecycles/s and each call's p50 and p99.
+//
+//	handoff-load -url http://127.0.0.1:8080 -token hnd_… -c 8 -d 15s
+//
+// Several -url flags spread the clients over several replicas. It is a
+// black box: it knows only the API.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+type urls []string
+
+func (u *urls) String() string     { return strings.Join(*u, ",") }
+func (u *urls) Set(v string) error { *u = append(*u, strings.TrimSuffix(v, "/")); return nil }
+
+func main() {
+	var targets urls
+	flag.Var(&targets, "url", "a replica's base URL (repeat for several; clients are spread over them)")
+	token := flag.String("token", os.Getenv("HANDOFF_TOKEN"), "a workflow API token (default $HANDOFF_TOKEN)")
+	clients := flag.Int("c", 8, "concurrent clients")
+	dur := flag.Duration("d", 15*time.Second, "how long to run")
+	typ := flag.String("type", "crm.task.create", "the operation type to register")
+	prefix := flag.String("prefix", fmt.Sprintf("load_%d", time.Now().UnixNano()), "key prefix, unique per run")
+	flag.Parse()
+	if len(targets) == 0 {
+		targets = urls{"http://127.0.0.1:8080"}
+	}
+	if *token == "" || *clients < 1 {
+		fmt.Fprintln(os.Stderr, "handoff-load: -token (or HANDOFF_TOKEN) and -c ≥ 1 are required")
+		os.Exit(2)
+	}
+	r := run(targets, *token, *typ, *prefix, *clients, *dur)
+	r.print(os.Stdout, *clients, len(targets))
+	if r.failed.Load() > 0 {
+		os.Exit(1)
+	}
+}
+
+var calls = []string{"register+claim", "begin", "settle"}
+
+type result struct {
+	mu        sync.Mutex
+	lat       [3][]time.Duration
+	done      atomic.Int64
+	failed    atomic.Int64
+	firstErr  atomic.Value
+	elapsed   time.Duration
+	transport *http.Transport
+}
+
+func run(targets []string, token, typ, prefix string, clients int, dur time.Duration) *result {
+	r := &result{transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}}
+	hc := &http.Client{Transport: r.transport, Timeout: 30 * time.Second}
+	var seq atomic.Int64
+	deadline := time.Now().Add(dur)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range clients {
+		base := targets[i%len(targets)]
+		wg.Go(func() {
+			var lat [3][]time.Duration
+			for time.Now().Before(deadline) {
+				key := fmt.Sprintf("%s_%d:task", prefix, seq.Add(1))
+				if err := lifecycle(hc, base, token, typ, key, &lat); err != nil {
+					r.failed.Add(1)
+					r.firstErr.CompareAndSwap(nil, err)
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
+				r.done.Add(1)
+			}
+			r.mu.Lock()
+			for k := range lat {
+				r.lat[k] = append(r.lat[k], lat[k]...)
+			}
+			r.mu.Unlock()
+		})
+	}
+	wg.Wait()
+	r.elapsed = time.Since(start)
+	return r
+}
+
+func lifecycle(hc *http.Client, base, token, typ, key string, lat *[3][]time.Duration) error {
+	var reg struct {
+		ID    string `json:"id"`
+		Claim *struct {
+			Lease struct {
+				Token int64 `json:"token"`
+			} `json:"lease"`
+		} `json:"claim"`
+	}
+	body := map[string]any{"key": key, "type": typ, "content": map[string]any{"title": "Follow up", "owner": "u_9"},
+		"claim": map[string]any{"worker": "handoff-load", "lease_seconds": 30}}
+	if err := call(hc, base+"/v1/operations", token, body, &reg, &lat[0]); err != nil {
+		return fmt.Errorf("register: %w", err)
+	}
+	if reg.Claim == nil {
+		return fmt.Errorf("register %s: no claim in the answer", key)
+	}
+	tok := reg.Claim.Lease.Token
+	if err := call(hc, base+"/v1/operations/"+reg.ID+"/begin", token, map[string]any{"lease_token": tok}, nil, &lat[1]); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	var settled struct {
+		State string `json:"state"`
+	}
+	if err := call(hc, base+"/v1/operations/"+reg.ID+"/settle", token, map[string]any{"lease_token": tok, "outcome": "completed",
+		"result": map[string]any{"ref": "crm_" + key}}, &settled, &lat[2]); err != nil {
+		return fmt.Errorf("settle: %w", err)
+	}
+	if settled.State != "completed" {
+		return fmt.Errorf("settle %s: state %q", key, settled.State)
+	}
+	return nil
+}
+
+func call(hc *http.Client, url, token string, body, out any, lat *[]time.Duration) error {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	start := time.Now()
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	*lat = append(*lat, time.Since(start))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s: %d %s", url, resp.StatusCode, bytes.TrimSpace(data))
+	}
+	if out != nil {
+		return json.Unmarshal(data, out)
+	}
+	return nil
+}
+
+func (r *result) print(w io.Writer, clients, replicas int) {
+	secs := r.elapsed.Seconds()
+	fmt.Fprintf(w, "handoff lifecycles=%d failed=%d clients=%d replicas=%d seconds=%.2f lifecycles_per_s=%.1f\n",
+		r.done.Load(), r.failed.Load(), clients, replicas, secs, float64(r.done.Load())/secs)
+	for k, name := range calls {
+		l := r.lat[k]
+		if len(l) == 0 {
+			continue
+		}
+		slices.Sort(l)
+		fmt.Fprintf(w, "  %-15s n=%-7d p50=%-10s p99=%s\n", name, len(l), pct(l, 0.50), pct(l, 0.99))
+	}
+	if err, ok := r.firstErr.Load().(error); ok && !errors.Is(err, nil) {
+		fmt.Fprintf(w, "first error: %v\n", err)
+	}
+}
+
+func pct(sorted []time.Duration, p float64) time.Duration {
+	i := int(float64(len(sorted)-1) * p)
+	return sorted[i].Round(10 * time.Microsecond)
+}

@@ -1,0 +1,23 @@
+package store
+
+import "github.com/opshandoff/handoff/domain"
+
+// CreateTogether commits the new operations' changes as one group-commit
+// flush, as if they had arrived at once, and returns each one's answer:
+// whether it was created, or its error.
+func CreateTogether(s *Store, chs []domain.Change) ([]bool, []error) {
+	batch := make([]*gcRequest, len(chs))
+	for i, ch := range chs {
+		batch[i] = &gcRequest{ch: ch, create: true, done: make(chan gcResult, 1)}
+	}
+	s.gc.flush(batch)
+	created, errs := make([]bool, len(chs)), make([]error, len(chs))
+	for i, r := range batch {
+		res := <-r.done
+		created[i], errs[i] = res.n == 1, res.err
+	}
+	return created, errs
+}
+
+// FastPath reports whether the store writes ch in one statement.
+func FastPath(s *Store, ch domain.Change) bool { return s.pool != nil && fastPathEligible(ch) }

@@ -1,0 +1,261 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/opshandoff/handoff/domain"
+)
+
+// The hot path on PostgreSQL: one domain.Change is one statement — the
+// compare-and-set of the operation, its attempt, its new content snapshot
+// and its audit events in one data-modifying CTE, sent through pgx without
+// GORM. One statement is one round trip and, outside a transaction, one
+// commit; it is atomic like the transaction it replaces. Everything else
+// (SQLite, the cold paths, changes with parts this path does not write)
+// goes through GORM.
+
+// fastPathEligible is the one place that decides whether a change may take
+// the single-statement path. It must refuse every change carrying a part
+// that path does not write: a supersede link, a content approval or
+// rejection, notifications (the outbox rows), and anything added to
+// domain.Change later. Operation columns added later must be added to
+// opStateCols, or a fast write would leave them as they were.
+func fastPathEligible(ch domain.Change) bool {
+	return ch.Superseded == nil && !ch.Unchanged && len(ch.Notifications) == 0 &&
+		(ch.Content == nil || ch.Content.New)
+}
+
+// openPool opens the pgx pool the fast path writes through.
+func openPool(rawURL string, size int32) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg.MaxConns = size
+	return pgxpool.NewWithConfig(context.Background(), cfg)
+}
+
+// stmt is a statement under construction: SQL and its arguments.
+type stmt struct {
+	sql  strings.Builder
+	args []any
+}
+
+// arg adds a parameter and returns its placeholder, cast to the type.
+func (s *stmt) arg(v any, typ string) string {
+	s.args = append(s.args, v)
+	return "$" + strconv.Itoa(len(s.args)) + "::" + typ
+}
+
+// col is one column the fast path writes: its name, SQL type and value.
+type col struct {
+	name, typ string
+	v         any
+}
+
+// opStateCols are the operation's columns a transition may change; the
+// content columns change only with a content snapshot, and are written only
+// then (see opContentCols).
+func opStateCols(r *operationRow) []col {
+	return []col{
+		{"state", "text", r.State}, {"version", "bigint", r.Version}, {"superseded_by", "text", r.SupersededBy},
+		{"approval_version", "integer", r.ApprovalVersion}, {"approval_by", "text", r.ApprovalBy},
+		{"approval_at", "timestamptz", r.ApprovalAt}, {"provider_key", "text", r.ProviderKey},
+		{"provider_key_first_sent_at", "timestamptz", r.ProviderKeyFirstSentAt}, {"attempts", "integer", r.Attempts},
+		{"retry_from", "integer", r.RetryFrom}, {"first_attempt_at", "timestamptz", r.FirstAttemptAt},
+		{"lease_token", "bigint", r.LeaseToken}, {"lease_worker", "text", r.LeaseWorker},
+		{"lease_expires_at", "timestamptz", r.LeaseExpiresAt}, {"next_retry_at", "timestamptz", r.NextRetryAt},
+		{"result_ref", "text", r.ResultRef}, {"result_data", "text", r.ResultData},
+		{"last_error_class", "text", r.LastErrorClass}, {"last_error_code", "text", r.LastErrorCode},
+		{"last_error_message", "text", r.LastErrorMessage}, {"assignee", "text", r.Assignee},
+		{"resolution_action", "text", r.ResolutionAction}, {"resolution_by", "text", r.ResolutionBy},
+		{"resolution_reason", "text", r.ResolutionReason}, {"resolution_at", "timestamptz", r.ResolutionAt},
+		{"audit_head", "text", r.AuditHead}, {"updated_at", "timestamptz", r.UpdatedAt},
+		{"desk_entered_at", "timestamptz", r.DeskEnteredAt}, {"assigned_at", "timestamptz", r.AssignedAt},
+		{"escalated_at", "timestamptz", r.EscalatedAt},
+	}
+}
+
+func opContentCols(r *operationRow) []col {
+	return []col{{"content_version", "integer", r.ContentVersion}, {"content_sha256", "text", r.ContentSHA256},
+		{"content", "text", r.Content}, {"content_author", "text", r.ContentAuthor}}
+}
+
+// opIdentityCols never change after the operation is created.
+func opIdentityCols(r *operationRow) []col {
+	return []col{{"id", "text", r.ID}, {"namespace", "text", r.Namespace}, {"key", "text", r.Key},
+		{"type", "text", r.Type}, {"event_id", "text", r.EventID}, {"source", "text", r.Source},
+		{"correlation_id", "text", r.CorrelationID}, {"caused_by", "text", r.CausedBy},
+		{"supersedes", "text", r.Supersedes}, {"fingerprint", "text", r.Fingerprint},
+		{"created_at", "timestamptz", r.CreatedAt}}
+}
+
+// fastStatement builds the one statement that writes ch, for Create when
+// create is set, else for Apply. It returns one row: the number of
+// operations written (0: the key exists, or the version moved).
+func fastStatement(ch domain.Change, create bool) *stmt {
+	s := &stmt{}
+	row := toOperationRow(ch.Op)
+	w := &s.sql
+	if create {
+		cols := append(append(opIdentityCols(&row), opContentCols(&row)...), opStateCols(&row)...)
+		names, vals := make([]string, len(cols)), make([]string, len(cols))
+		for i, c := range cols {
+			names[i], vals[i] = c.name, s.arg(c.v, c.typ)
+		}
+		w.WriteString("WITH o AS (INSERT INTO operations (" + strings.Join(names, ", ") + ") VALUES (" +
+			strings.Join(vals, ", ") + ") ON CONFLICT DO NOTHING RETURNING id)")
+	} else {
+		cols := opStateCols(&row)
+		if ch.Content != nil {
+			cols = append(cols, opContentCols(&row)...)
+		}
+		set := make([]string, len(cols))
+		for i, c := range cols {
+			set[i] = c.name + " = " + s.arg(c.v, c.typ)
+		}
+		w.WriteString("WITH o AS (UPDATE operations SET " + strings.Join(set, ", ") + " WHERE id = " + s.arg(row.ID, "text") +
+			" AND version = " + s.arg(ch.FromVersion, "bigint"))
+		if ch.Content == nil {
+			// Belt and braces: a change without a snapshot leaves the
+			// content as it is, so it must be the content it was decided on.
+			w.WriteString(" AND content_version = " + s.arg(row.ContentVersion, "integer"))
+		}
+		w.WriteString(" RETURNING id)")
+	}
+	if c := ch.Content; c != nil { // New: fastPathEligible admits no other
+		v := c.Version
+		w.WriteString(", c AS (INSERT INTO content_versions (operation_id, version, content, sha256, created_by, created_by_issuer, created_by_subject, created_at, reason) SELECT " +
+			s.arg(v.OperationID, "text") + ", " + s.arg(v.Version, "integer") + ", " + s.arg(string(v.Content), "text") + ", " +
+			s.arg(v.SHA256, "text") + ", " + s.arg(v.CreatedBy, "text") + ", " + s.arg(v.CreatedByIssuer, "text") + ", " +
+			s.arg(v.CreatedBySubject, "text") + ", " + s.arg(v.CreatedAt.UTC(), "timestamptz") + ", " +
+			s.arg(v.Reason, "text") + " FROM o)")
+	}
+	if a := ch.Attempt; a != nil {
+		r := toAttemptRow(a.Attempt)
+		if a.New {
+			w.WriteString(", a AS (INSERT INTO attempts (id, operation_id, number, worker, lease_token, claimed_at, began_at, settled_at, outcome, error_class, error_code, error_message) SELECT " +
+				s.arg(r.ID, "text") + ", " + s.arg(r.OperationID, "text") + ", " + s.arg(r.Number, "integer") + ", " +
+				s.arg(r.Worker, "text") + ", " + s.arg(r.LeaseToken, "bigint") + ", " + s.arg(r.ClaimedAt, "timestamptz") + ", " +
+				s.arg(r.BeganAt, "timestamptz") + ", " + s.arg(r.SettledAt, "timestamptz") + ", " + s.arg(r.Outcome, "text") + ", " +
+				s.arg(r.ErrorClass, "text") + ", " + s.arg(r.ErrorCode, "text") + ", " + s.arg(r.ErrorMessage, "text") + " FROM o)")
+		} else {
+			// As writeAttempt: a begin sets began_at, a settle the outcome.
+			var set []string
+			if r.BeganAt != nil {
+				set = append(set, "began_at = "+s.arg(*r.BeganAt, "timestamptz"))
+			}
+			if r.SettledAt != nil {
+				set = append(set, "settled_at = "+s.arg(*r.SettledAt, "timestamptz"), "outcome = "+s.arg(r.Outcome, "text"),
+					"error_class = "+s.arg(r.ErrorClass, "text"), "error_code = "+s.arg(r.ErrorCode, "text"),
+					"error_message = "+s.arg(r.ErrorMessage, "text"))
+			}
+			if len(set) > 0 {
+				w.WriteString(", a AS (UPDATE attempts SET " + strings.Join(set, ", ") + " WHERE operation_id = " +
+					s.arg(r.OperationID, "text") + " AND number = " + s.arg(r.Number, "integer") + " AND EXISTS (SELECT 1 FROM o))")
+			}
+		}
+	}
+	if len(ch.Events) > 0 {
+		w.WriteString(", e AS (INSERT INTO audit_events (" + auditInsertColumns + ") SELECT v.* FROM o, (VALUES ")
+		for i, e := range ch.Events {
+			r := toAuditRow(e)
+			if i > 0 {
+				w.WriteString(", ")
+			}
+			w.WriteString("(" + s.arg(r.ID, "text") + ", " + s.arg(r.Stream, "text") + ", " + s.arg(r.Seq, "bigint") + ", " +
+				s.arg(r.OperationID, "text") + ", " + s.arg(r.Namespace, "text") + ", " + s.arg(r.At, "timestamptz") + ", " +
+				s.arg(r.ActorKind, "text") + ", " + s.arg(r.ActorName, "text") + ", " + s.arg(r.ActorNamespace, "text") + ", " +
+				s.arg(r.ActorIssuer, "text") + ", " + s.arg(r.ActorSubject, "text") + ", " + s.arg(r.ActorEmail, "text") + ", " +
+				s.arg(r.ActorRole, "text") + ", " + s.arg(r.Action, "text") + ", " + s.arg(r.FromState, "text") + ", " +
+				s.arg(r.ToState, "text") + ", " + s.arg(r.Reason, "text") + ", " + s.arg(r.Detail, "text") + ", " +
+				s.arg(r.RequestID, "text") + ", " + s.arg(r.ClientAddr, "text") + ", " + s.arg(r.PrevHash, "text") + ", " +
+				s.arg(r.Hash, "text") + ")")
+		}
+		w.WriteString(") AS v (" + auditInsertColumns + "))")
+	}
+	w.WriteString(" SELECT count(*) FROM o")
+	return s
+}
+
+// auditInsertColumns are the columns an insert writes (pos is the
+// sequence's).
+const auditInsertColumns = "id, stream, seq, operation_id, namespace, at, actor_kind, actor_name, actor_namespace, " +
+	"actor_issuer, actor_subject, actor_email, actor_role, action, from_state, to_state, reason, detail, request_id, " +
+	"client_addr, prev_hash, hash"
+
+// querier is what runs a fast statement: the pool, or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// execFast runs ch's statement and returns how many operations it wrote.
+func execFast(ctx context.Context, q querier, ch domain.Change, create bool) (int64, error) {
+	st := fastStatement(ch, create)
+	var n int64
+	err := q.QueryRow(ctx, st.sql.String(), st.args...).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = errors.New("the write returned no row")
+	}
+	return n, err
+}
+
+// applyFast is Apply in one statement.
+func (s *Store) applyFast(ctx context.Context, ch domain.Change) error {
+	n, err := s.gc.write(ctx, ch, false)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return domain.Errorf(domain.EConflict, "operation %s moved past version %d", ch.Op.ID, ch.FromVersion)
+	}
+	return nil
+}
+
+// createFast is Create in one statement; false when the key exists.
+func (s *Store) createFast(ctx context.Context, ch domain.Change) (bool, error) {
+	n, err := s.gc.write(ctx, ch, true)
+	if err != nil {
+		return false, err
+	}
+	return n == 1, nil
+}
+
+// opColumns are operationRow's columns in scanOp's order.
+const opColumns = "id, namespace, key, type, state, version, event_id, source, correlation_id, caused_by, supersedes, " +
+	"superseded_by, fingerprint, content_version, content_sha256, content, content_author, approval_version, approval_by, " +
+	"approval_at, provider_key, provider_key_first_sent_at, attempts, retry_from, first_attempt_at, lease_token, " +
+	"lease_worker, lease_expires_at, next_retry_at, result_ref, result_data, last_error_class, last_error_code, " +
+	"last_error_message, assignee, resolution_action, resolution_by, resolution_reason, resolution_at, audit_head, " +
+	"created_at, updated_at"
+
+// loadFast is load on PostgreSQL through pgx, scanned by hand: the hot
+// path reads each operation once per call, and GORM's reflection was a
+// large part of that read's cost.
+func (s *Store) loadFast(ctx context.Context, where string, args ...any) (domain.Operation, time.Time, error) {
+	var r operationRow
+	var now time.Time
+	err := s.pool.QueryRow(ctx, "SELECT "+opColumns+", clock_timestamp() FROM operations WHERE "+where+" LIMIT 1", args...).Scan(
+		&r.ID, &r.Namespace, &r.Key, &r.Type, &r.State, &r.Version, &r.EventID, &r.Source, &r.CorrelationID, &r.CausedBy,
+		&r.Supersedes, &r.SupersededBy, &r.Fingerprint, &r.ContentVersion, &r.ContentSHA256, &r.Content, &r.ContentAuthor,
+		&r.ApprovalVersion, &r.ApprovalBy, &r.ApprovalAt, &r.ProviderKey, &r.ProviderKeyFirstSentAt, &r.Attempts,
+		&r.RetryFrom, &r.FirstAttemptAt, &r.LeaseToken, &r.LeaseWorker, &r.LeaseExpiresAt, &r.NextRetryAt, &r.ResultRef,
+		&r.ResultData, &r.LastErrorClass, &r.LastErrorCode, &r.LastErrorMessage, &r.Assignee, &r.ResolutionAction,
+		&r.ResolutionBy, &r.ResolutionReason, &r.ResolutionAt, &r.AuditHead, &r.CreatedAt, &r.UpdatedAt, &now)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return domain.Operation{}, time.Time{}, domain.Errorf(domain.ENotFound, "no such operation")
+	} else if err != nil {
+		return domain.Operation{}, time.Time{}, translate(err, "operation")
+	}
+	op, err := r.toDomain()
+	if err != nil {
+		return domain.Operation{}, time.Time{}, domain.Wrap(domain.EInternal, err, "unreadable operation row")
+	}
+	return op, now.UTC(), nil
+}

@@ -1,0 +1,214 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/store"
+	"github.com/opshandoff/handoff/store/storetest"
+)
+
+func needPostgres(t *testing.T) {
+	if !storetest.Postgres() {
+		t.Skip("group commit is PostgreSQL's (set " + storetest.EnvPostgres + ")")
+	}
+}
+
+// newRegistration decides a new, claimed operation as the Ledger would.
+func newRegistration(t *testing.T, ids *domain.IDSource, key string) domain.Change {
+	t.Helper()
+	env := domain.Env{Card: testCards()["crm.task.create"], Now: time.Now().UTC().Truncate(time.Microsecond),
+		Actor: wf, NewID: ids.New, Jitter: func() float64 { return 0 }}
+	ch, err := domain.NewOperation(domain.Registration{Namespace: wf.Namespace, Key: key, Type: "crm.task.create",
+		Claim: &domain.Claim{Worker: "w1"}}, []byte(`{"a":1}`), false, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+// TestGroupCommit_poisonedChange: one change in a flush that the database
+// refuses (its audit event's id is taken) fails alone; its neighbours in
+// the same flush are committed and answered as created.
+func TestGroupCommit_poisonedChange(t *testing.T) {
+	needPostgres(t)
+	ctx := context.Background()
+	s := storetest.New(t)
+	ids := &domain.IDSource{}
+	first := newRegistration(t, ids, "evt_0:task")
+	if _, created, err := s.Create(ctx, first); err != nil || !created {
+		t.Fatalf("create: %v %v", created, err)
+	}
+	var batch []domain.Change
+	for i := 1; i <= 6; i++ {
+		batch = append(batch, newRegistration(t, ids, fmt.Sprintf("evt_%d:task", i)))
+	}
+	if !store.FastPath(s, batch[0]) {
+		t.Fatal("a registration does not take the single-statement path")
+	}
+	poisoned := 3
+	batch[poisoned].Events[0].ID = first.Events[0].ID
+
+	created, errs := store.CreateTogether(s, batch)
+	for i, ch := range batch {
+		op, _, err := s.LoadByKey(ctx, wf.Namespace, ch.Op.Key)
+		if i == poisoned {
+			if errs[i] == nil || created[i] {
+				t.Fatalf("the poisoned change was acknowledged: %v %v", created[i], errs[i])
+			}
+			if domain.ErrorCode(err) != domain.ENotFound {
+				t.Fatalf("the poisoned change was written: %+v %v", op, err)
+			}
+			continue
+		}
+		if errs[i] != nil || !created[i] {
+			t.Fatalf("change %d failed beside the poisoned one: %v %v", i, created[i], errs[i])
+		}
+		if err != nil || op.ID != ch.Op.ID || op.State != domain.Processing {
+			t.Fatalf("change %d not committed: %+v %v", i, op, err)
+		}
+		if tl, _ := s.Timeline(ctx, op.ID); len(tl) != len(ch.Events) {
+			t.Fatalf("change %d: %d audit events, want %d", i, len(tl), len(ch.Events))
+		}
+	}
+	// A flush of good changes commits them all, each answered created, and
+	// a taken key answered as not created.
+	again := []domain.Change{newRegistration(t, ids, "evt_7:task"), newRegistration(t, ids, "evt_1:task"), newRegistration(t, ids, "evt_8:task")}
+	created, errs = store.CreateTogether(s, again)
+	if !created[0] || created[1] || !created[2] || errs[0] != nil || errs[1] != nil || errs[2] != nil {
+		t.Fatalf("created %v, errs %v", created, errs)
+	}
+}
+
+// TestGroupCommit_connectionKilled: while workers run lifecycles through
+// the Ledger, the store's connections are killed again and again
+// (pg_terminate_backend), flushes included. Every call that was
+// acknowledged is in the database afterwards, and every operation's audit
+// chain is whole and ends at the operation's head.
+func TestGroupCommit_connectionKilled(t *testing.T) {
+	needPostgres(t)
+	ctx := context.Background()
+	u, err := url.Parse(storetest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := fmt.Sprintf("handoff_gc_kill_%d", time.Now().UnixNano())
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	s, err := store.Open(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l := domain.NewLedger(s, testCards())
+
+	admin, err := sql.Open("pgx", os.Getenv(storetest.EnvPostgres))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+
+	const workers, perWorker = 32, 8 // more workers than writers: flushes of several changes
+	type acked struct {
+		id    string
+		stage int // 1 registered and claimed, 2 begun, 3 settled
+	}
+	var (
+		mu     sync.Mutex
+		acks   = map[string]acked{}
+		killed int
+	)
+	stop := make(chan struct{})
+	killerDone := make(chan struct{})
+	go func() {
+		defer close(killerDone)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(15 * time.Millisecond):
+			}
+			var n int
+			_ = admin.QueryRow("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'", app).Scan(&n)
+			killed += n
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range perWorker {
+				key := fmt.Sprintf("evt_%d_%d:task", w, i)
+				res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
+					Content: json.RawMessage(`{"a":1}`), Claim: &domain.Claim{Worker: "w1"}})
+				if err != nil || res.Claim == nil {
+					continue // unknown or refused: nothing acknowledged
+				}
+				id, token := res.Operation.ID, res.Claim.Lease.Token
+				mu.Lock()
+				acks[key] = acked{id, 1}
+				mu.Unlock()
+				if _, err := l.Begin(ctx, wf, id, domain.Begin{LeaseToken: token}); err != nil {
+					continue
+				}
+				mu.Lock()
+				acks[key] = acked{id, 2}
+				mu.Unlock()
+				if _, err := l.Settle(ctx, wf, id, domain.Settle{LeaseToken: token, Outcome: domain.OutcomeCompleted,
+					Result: &domain.Result{Ref: "crm_" + key}}); err != nil {
+					continue
+				}
+				mu.Lock()
+				acks[key] = acked{id, 3}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-killerDone
+	t.Logf("%d acknowledged operations, %d backends killed", len(acks), killed)
+	if len(acks) == 0 {
+		t.Fatal("nothing was acknowledged: the test tested nothing")
+	}
+
+	for key, a := range acks {
+		op, _, err := s.Load(ctx, "", a.id)
+		if err != nil {
+			t.Fatalf("%s: acknowledged registration lost: %v", key, err)
+		}
+		atts, err := s.Attempts(ctx, a.id)
+		if err != nil || len(atts) == 0 {
+			t.Fatalf("%s: acknowledged claim lost: %v", key, err)
+		}
+		if a.stage >= 2 && atts[0].BeganAt == nil {
+			t.Fatalf("%s: acknowledged begin lost: %+v", key, atts[0])
+		}
+		if a.stage == 3 && (op.State != domain.Completed || atts[0].Outcome != "completed") {
+			t.Fatalf("%s: acknowledged settle lost: %s %+v", key, op.State, atts[0])
+		}
+		tl, err := s.Timeline(ctx, a.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range tl {
+			if e.Seq != int64(i+1) || e.Hash != domain.HashEvent(e) || (i > 0 && e.PrevHash != tl[i-1].Hash) {
+				t.Fatalf("%s: event %d breaks the chain: %+v", key, i, e)
+			}
+		}
+		if len(tl) == 0 || op.AuditHead != tl[len(tl)-1].Hash {
+			t.Fatalf("%s: the operation's head is not its chain's last hash", key)
+		}
+	}
+	if _, _, err := s.Load(ctx, "", "op_missing"); domain.ErrorCode(err) != domain.ENotFound {
+		t.Fatalf("the store does not answer after the faults: %v", err)
+	}
+}
