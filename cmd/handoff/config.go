@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opshandoff/handoff/auth"
 	"github.com/opshandoff/handoff/cards"
 	"github.com/opshandoff/handoff/domain"
 )
@@ -25,7 +26,8 @@ type config struct {
 	SignIn            signInConfig // signin.go
 	Notify            notifyConfig
 	ShutdownTimeout   time.Duration
-	LogFormat         string // "text" or "json"
+	TokenCache        time.Duration // how long a verified API token is trusted; 0: not cached
+	LogFormat         string        // "text" or "json"
 	// ContentRetention is how long final operations keep their content
 	// and result data; zero (the default) keeps them for ever.
 	ContentRetention time.Duration
@@ -75,6 +77,7 @@ func configFromEnv(getenv func(string) string) (config, error) {
 		MaxCausationDepth: domain.MaxCausationDepth,
 		BodyLimit:         256 << 10,
 		ShutdownTimeout:   20 * time.Second,
+		TokenCache:        auth.DefaultTokenCacheTTL,
 		LogFormat:         or(getenv("HANDOFF_LOG_FORMAT"), "text"),
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
@@ -86,6 +89,15 @@ func configFromEnv(getenv func(string) string) (config, error) {
 			return c, fmt.Errorf("HANDOFF_SHUTDOWN_TIMEOUT: %q is not a positive duration", v)
 		}
 		c.ShutdownTimeout = d
+	}
+	if v := getenv("HANDOFF_TOKEN_CACHE"); v != "" {
+		// At most the default: a revocation reaches other replicas through
+		// LISTEN at once, and through nothing else.
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > auth.DefaultTokenCacheTTL {
+			return c, fmt.Errorf("HANDOFF_TOKEN_CACHE: %q is not a duration from 0 to %s", v, auth.DefaultTokenCacheTTL)
+		}
+		c.TokenCache = d
 	}
 	if v := getenv("HANDOFF_SWEEP_INTERVAL"); v != "" {
 		d, err := time.ParseDuration(v)

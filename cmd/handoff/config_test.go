@@ -38,3 +38,20 @@ func TestProbeAddr(t *testing.T) {
 		}
 	}
 }
+
+// TestConfig_TokenCache: the cache defaults to 5 s, can be turned off
+// (behind PgBouncer's transaction mode, where LISTEN is not delivered), and
+// can never be made longer than a revocation may take to reach a replica.
+func TestConfig_TokenCache(t *testing.T) {
+	for in, want := range map[string]time.Duration{"": 5 * time.Second, "0": 0, "2s": 2 * time.Second} {
+		c, err := configFromEnv(env("HANDOFF_TOKEN_CACHE", in))
+		if err != nil || c.TokenCache != want {
+			t.Errorf("HANDOFF_TOKEN_CACHE=%q: %v %v, want %v", in, c.TokenCache, err, want)
+		}
+	}
+	for _, bad := range []string{"1m", "-1s", "soon"} {
+		if _, err := configFromEnv(env("HANDOFF_TOKEN_CACHE", bad)); err == nil || !strings.Contains(err.Error(), "HANDOFF_TOKEN_CACHE") {
+			t.Errorf("HANDOFF_TOKEN_CACHE=%s: %v, want an error naming the variable", bad, err)
+		}
+	}
+}

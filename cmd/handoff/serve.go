@@ -79,6 +79,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	ledger.MaxCausationDepth = cfg.MaxCausationDepth
 	ledger.Drills = s
 	tokens := auth.NewTokens(s)
+	tokens.CacheTTL = cfg.TokenCache
 	signIn, people, err := cfg.SignIn.wire(ctx, cfg.Addr, s)
 	if err != nil {
 		return err
@@ -117,7 +118,9 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 		Policy: domain.DeliveryPolicy{Base: domain.DefaultDeliveryPolicy.Base, Max: domain.DefaultDeliveryPolicy.Max, MaxAge: cfg.Notify.MaxAge},
 		Lease:  2*cfg.Notify.Timeout + 5*time.Second, Observe: recovery.ObserveDelivery}
 	loops.Go(func() { deliverer.Run(loopCtx) })
-	loops.Go(func() { _ = tokens.Watch(loopCtx, s) }) // verified tokens are cached while this listens
+	if cfg.TokenCache > 0 {
+		loops.Go(func() { _ = tokens.Watch(loopCtx, s) }) // verified tokens are cached while this listens
+	}
 	if err := startAuditLoops(loopCtx, &loops, s); err != nil {
 		return err
 	}
