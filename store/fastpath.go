@@ -233,7 +233,7 @@ const opColumns = "id, namespace, key, type, state, version, event_id, source, c
 	"approval_at, provider_key, provider_key_first_sent_at, attempts, retry_from, first_attempt_at, lease_token, " +
 	"lease_worker, lease_expires_at, next_retry_at, result_ref, result_data, last_error_class, last_error_code, " +
 	"last_error_message, assignee, resolution_action, resolution_by, resolution_reason, resolution_at, audit_head, " +
-	"created_at, updated_at"
+	"created_at, updated_at, desk_entered_at, assigned_at, escalated_at, content_purged_at"
 
 // loadFast is load on PostgreSQL through pgx, scanned by hand: the hot
 // path reads each operation once per call, and GORM's reflection was a
@@ -241,13 +241,15 @@ const opColumns = "id, namespace, key, type, state, version, event_id, source, c
 func (s *Store) loadFast(ctx context.Context, where string, args ...any) (domain.Operation, time.Time, error) {
 	var r operationRow
 	var now time.Time
+	var purgedAt *time.Time
 	err := s.pool.QueryRow(ctx, "SELECT "+opColumns+", clock_timestamp() FROM operations WHERE "+where+" LIMIT 1", args...).Scan(
 		&r.ID, &r.Namespace, &r.Key, &r.Type, &r.State, &r.Version, &r.EventID, &r.Source, &r.CorrelationID, &r.CausedBy,
 		&r.Supersedes, &r.SupersededBy, &r.Fingerprint, &r.ContentVersion, &r.ContentSHA256, &r.Content, &r.ContentAuthor,
 		&r.ApprovalVersion, &r.ApprovalBy, &r.ApprovalAt, &r.ProviderKey, &r.ProviderKeyFirstSentAt, &r.Attempts,
 		&r.RetryFrom, &r.FirstAttemptAt, &r.LeaseToken, &r.LeaseWorker, &r.LeaseExpiresAt, &r.NextRetryAt, &r.ResultRef,
 		&r.ResultData, &r.LastErrorClass, &r.LastErrorCode, &r.LastErrorMessage, &r.Assignee, &r.ResolutionAction,
-		&r.ResolutionBy, &r.ResolutionReason, &r.ResolutionAt, &r.AuditHead, &r.CreatedAt, &r.UpdatedAt, &now)
+		&r.ResolutionBy, &r.ResolutionReason, &r.ResolutionAt, &r.AuditHead, &r.CreatedAt, &r.UpdatedAt,
+		&r.DeskEnteredAt, &r.AssignedAt, &r.EscalatedAt, &purgedAt, &now)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return domain.Operation{}, time.Time{}, domain.Errorf(domain.ENotFound, "no such operation")
 	} else if err != nil {
@@ -257,5 +259,6 @@ func (s *Store) loadFast(ctx context.Context, where string, args ...any) (domain
 	if err != nil {
 		return domain.Operation{}, time.Time{}, domain.Wrap(domain.EInternal, err, "unreadable operation row")
 	}
+	op.ContentPurgedAt = utcPtr(purgedAt)
 	return op, now.UTC(), nil
 }

@@ -56,15 +56,30 @@ func TestStore_Apply_refusesAStaleChange(t *testing.T) {
 		t.Fatalf("the current change did not apply: version %d, want %d", current.Version, seen.Version+1)
 	}
 
+	// On PostgreSQL a change carrying a notification takes the transaction
+	// path rather than the single statement; each must refuse on its own.
+	withNotification := func(ch domain.Change) domain.Change {
+		ch.Notifications = []domain.Notification{{ID: "msg_cas_" + ch.Op.ID, OperationID: ch.Op.ID,
+			Namespace: ch.Op.Namespace, OpType: ch.Op.Type, Type: "operation.handed_off",
+			Destination: domain.Destination{URL: "https://hooks.example.com/x", Format: domain.FormatStandard},
+			Summary:     json.RawMessage(`{}`), CreatedAt: ch.Op.UpdatedAt}}
+		return ch
+	}
 	for _, tc := range []struct {
 		name string
 		from int64
+		with func(domain.Change) domain.Change
 	}{
-		{"behind", seen.Version},       // decided on the version before
-		{"ahead", current.Version + 1}, // a version the row never had
+		{"behind", seen.Version, nil},       // decided on the version before
+		{"ahead", current.Version + 1, nil}, // a version the row never had
+		{"behind_in_a_transaction", seen.Version, withNotification},
+		{"ahead_in_a_transaction", current.Version + 1, withNotification},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stale := leaseTo(seen, tc.from, "b")
+			if tc.with != nil {
+				stale = tc.with(stale)
+			}
 			if err := db.Apply(ctx, stale); domain.ErrorCode(err) != domain.EConflict {
 				t.Fatalf("Apply from version %d of an operation at %d: err = %v, want %s", tc.from, current.Version, err, domain.EConflict)
 			}
