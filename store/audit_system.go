@@ -14,15 +14,22 @@ var _ domain.SystemAuditor = (*Store)(nil)
 // take it).
 func (s *Store) AppendSystem(ctx context.Context, e domain.AuditEvent) (domain.AuditEvent, error) {
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
-		if err := s.lockSystem(tx); err != nil {
-			return err
-		}
 		var err error
-		e, err = appendSystemTx(tx, e)
+		e, err = s.appendSystemLocked(tx, e)
 		return err
 	})
 	if err != nil {
 		return domain.AuditEvent{}, translate(err, "audit event")
 	}
 	return e, nil
+}
+
+// appendSystemLocked takes the system stream's lock in tx and chains e onto
+// the stream: for a row written with its system event in one transaction
+// (a token, a session, a drill receipt).
+func (s *Store) appendSystemLocked(tx *gorm.DB, e domain.AuditEvent) (domain.AuditEvent, error) {
+	if err := s.lockSystem(tx); err != nil {
+		return domain.AuditEvent{}, err
+	}
+	return appendSystemTx(tx, e)
 }

@@ -40,11 +40,8 @@ func (s *Store) SaveDrill(ctx context.Context, rec domain.DrillRecord, receipt [
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
-		if err := s.lockSystem(tx); err != nil {
-			return err
-		}
 		var err error
-		e, err = appendSystemTx(tx, e)
+		e, err = s.appendSystemLocked(tx, e)
 		return err
 	})
 	if err != nil {

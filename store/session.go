@@ -107,10 +107,7 @@ func (s *Store) CreateSession(ctx context.Context, sess domain.Session, e domain
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
-		if err := s.lockSystem(tx); err != nil {
-			return err
-		}
-		_, err = appendSystemTx(tx, e)
+		_, err = s.appendSystemLocked(tx, e)
 		return err
 	})
 	return translate(err, "session")

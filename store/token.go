@@ -41,10 +41,7 @@ func (s *Store) CreateToken(ctx context.Context, t domain.APIToken, e domain.Aud
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
-		if err := s.lockSystem(tx); err != nil {
-			return err
-		}
-		_, err := appendSystemTx(tx, e)
+		_, err := s.appendSystemLocked(tx, e)
 		return err
 	})
 	return translate(err, "token")
