@@ -89,6 +89,9 @@ func (l *Ledger) People(ctx context.Context, actor Actor, q PeopleQuery) ([]Pers
 // can decide, and the answer is that person's Identity, spelt as their own
 // "Mine" matches it.
 func (l *Ledger) Assignee(ctx context.Context, actor Actor, chosen string) (string, error) {
+	if err := requirePerson(actor, RoleOperator); err != nil {
+		return "", err
+	}
 	chosen = strings.TrimSpace(chosen)
 	if chosen == "" {
 		return "", nil

@@ -65,7 +65,14 @@ func (s *server) assign(c *gin.Context) {
 		errs = append(errs, domain.FieldError{Field: "reason", Message: "is required, 1-2000 characters"})
 	}
 	s.decide(c, errs, func(ctx context.Context) error {
-		_, err := s.ledger.Assign(ctx, me(c), c.Param("id"), a)
+		var err error
+		if c.PostForm("take") == "" {
+			// Someone Handoff knows, spelt as their own "Mine" matches it.
+			if a.Assignee, err = s.ledger.Assignee(ctx, me(c), a.Assignee); err != nil {
+				return err
+			}
+		}
+		_, err = s.ledger.Assign(ctx, me(c), c.Param("id"), a)
 		return err
 	})
 }

@@ -54,7 +54,7 @@ var batchDecisions = map[string]struct {
 }
 
 // batchForm reads the decision the bulk form chose.
-func batchForm(c *gin.Context) (domain.Batch, pages.BatchFields, string, error) {
+func (s *server) batchForm(c *gin.Context) (domain.Batch, pages.BatchFields, string, error) {
 	fields := pages.BatchFields{Decision: c.PostForm("decision"), Assignee: strings.TrimSpace(c.PostForm("assignee")),
 		Reason: c.PostForm("reason")}
 	d, ok := batchDecisions[fields.Decision]
@@ -65,6 +65,11 @@ func batchForm(c *gin.Context) (domain.Batch, pages.BatchFields, string, error) 
 	b.Assignee, b.Reason = fields.Assignee, fields.Reason
 	words := d.words
 	if b.Kind == domain.BatchAssign {
+		var err error
+		if b.Assignee, err = s.ledger.Assignee(c.Request.Context(), me(c), b.Assignee); err != nil {
+			return domain.Batch{}, fields, "", err
+		}
+		fields.Assignee = b.Assignee
 		words = "assign to " + or(b.Assignee, "nobody")
 	}
 	return b, fields, words, nil
@@ -117,7 +122,7 @@ func (s *server) batchPreview(c *gin.Context) {
 	} else {
 		items, err = parseItems(c.PostFormArray("item"))
 	}
-	b, fields, words, ferr := batchForm(c)
+	b, fields, words, ferr := s.batchForm(c)
 	if err == nil {
 		err = ferr
 	}
@@ -138,7 +143,7 @@ func (s *server) batchPreview(c *gin.Context) {
 // batchApply decides each previewed item at the version the preview showed.
 func (s *server) batchApply(c *gin.Context) {
 	items, err := parseItems(c.PostFormArray("item"))
-	b, fields, words, ferr := batchForm(c)
+	b, fields, words, ferr := s.batchForm(c)
 	if err == nil {
 		err = ferr
 	}

@@ -74,6 +74,21 @@ func newDesk(t testing.TB) *desk {
 	return &desk{t: t, store: st, ledger: l, engine: e}
 }
 
+// signedIn records the test people as having signed in, as a real sign-in
+// would (with its audit event): the desk assigns only to people it knows.
+func (d *desk) signedIn(who ...string) {
+	d.t.Helper()
+	ctx := context.Background()
+	at := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	for _, w := range who {
+		p := testPeople[w]
+		s := domain.Session{Hash: "seed-" + w, Person: p, CreatedAt: at, LastSeenAt: at}
+		if err := d.store.CreateSession(ctx, s, domain.SystemEvent(ctx, &domain.IDSource{}, at, p, "signed_in", "", nil)); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+}
+
 // answer is a response with its parsed document.
 type answer struct {
 	t      testing.TB

@@ -39,6 +39,7 @@ func (s *server) showOperation(c *gin.Context, status int, p pages.Problem, d pa
 		return
 	}
 	v := operationView(it, me(c))
+	s.withPeople(c, &v)
 	v.Notifications = s.operationNotifications(c, it.Op.ID)
 	v.Frame = s.frameFor(c, it.Op.Key, "queue")
 	v.Problem, v.Draft = p, d
@@ -54,6 +55,7 @@ func (s *server) showDone(c *gin.Context, done string) {
 		return
 	}
 	v := operationView(it, me(c))
+	s.withPeople(c, &v)
 	v.Frame = s.frameFor(c, it.Op.Key, "queue")
 	v.Done, v.Back = done, "/desk/queue"
 	q, _ := queueQuery(pages.QueueFilter{}, me(c), "", time.Now())
@@ -249,7 +251,40 @@ func allowed(op domain.Operation, card domain.Card, person domain.Actor, version
 		}
 	}
 	a.OwnRevision = current.RevisedBy(person)
+	a.AssignedElsewhere = op.Assignee != "" && !strings.EqualFold(op.Assignee, a.Me) &&
+		(a.Retry || a.Cancel || a.ConfirmExecuted || a.Approve)
 	return a
+}
+
+// withPeople offers the people the item can be assigned to: those who
+// signed in with a role that can decide, the viewer and the current
+// assignee always among them.
+func (s *server) withPeople(c *gin.Context, v *pages.OperationView) {
+	if !v.Actions.Assign {
+		return
+	}
+	ps, err := s.ledger.People(c.Request.Context(), me(c), domain.PeopleQuery{Roles: domain.Deciders, Limit: domain.MaxPeople})
+	if err != nil {
+		s.log.Warn("listing the people to assign to", "err", err)
+	}
+	v.Actions.People = peopleOptions(ps, me(c), v.Op.Assignee)
+}
+
+func peopleOptions(ps []domain.Person, viewer domain.Actor, assignee string) []pages.PersonOption {
+	var out []pages.PersonOption
+	seen := map[string]bool{}
+	add := func(value, label string) {
+		if value != "" && !seen[strings.ToLower(value)] {
+			seen[strings.ToLower(value)] = true
+			out = append(out, pages.PersonOption{Value: value, Label: label})
+		}
+	}
+	add(viewer.Identity(), domain.Person{Email: viewer.Email, Subject: viewer.Subject, Name: viewer.Name}.Label()+" (you)")
+	for _, p := range ps {
+		add(p.Identity(), p.Label())
+	}
+	add(assignee, assignee+" (assigned now)")
+	return out
 }
 
 // retryRisk is what a retry may do twice: a provider that does not

@@ -102,6 +102,14 @@ func TestDesk_QueueTakeAndAssign(t *testing.T) {
 		t.Fatalf("missing reason: %q", r.text("problem"))
 	}
 	assign.Set("reason", "Bob knows the CRM")
+	// Only someone who signed in can be assigned; a typed email in another
+	// case is the person, spelt as their own "Mine" matches it.
+	r = d.post("ada", "/desk/operations/"+a.ID+"/assign", assign).refused(http.StatusUnprocessableEntity)
+	if !strings.Contains(r.text("problem"), "bob@example.com has never signed in to Handoff") {
+		t.Fatalf("unknown assignee: %q", r.text("problem"))
+	}
+	d.signedIn("bob")
+	assign.Set("assignee", "Bob@Example.COM")
 	r = d.post("ada", "/desk/operations/"+a.ID+"/assign", assign).want(http.StatusSeeOther)
 	if loc := r.header.Get("Location"); loc != "/desk/operations/"+a.ID {
 		t.Fatalf("redirect: %q", loc)

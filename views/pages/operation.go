@@ -102,7 +102,17 @@ type Actions struct {
 	// RetryRisk names the risk of a re-send the provider does not
 	// deduplicate; a retry then needs a second confirmation.
 	RetryRisk string
+	// People are whom the item can be assigned to: the people who signed
+	// in with a role that can decide.
+	People []PersonOption
+	// AssignedElsewhere: someone else has taken the item, and the viewer
+	// could still decide it.
+	AssignedElsewhere bool
 }
+
+// PersonOption is one person to choose: Value is what the assignment
+// records, Label names them.
+type PersonOption struct{ Value, Label string }
 
 // Problem is why the last action was refused.
 type Problem struct {
