@@ -86,6 +86,16 @@ func ProviderKeyFor(namespace, key string) string {
 	return "hk_" + SHA256Hex([]byte(namespace + "\x00" + key))[:32]
 }
 
+// CodeLoopDetected is the error code of an operation refused at
+// registration because its caused_by chain loops or runs too deep.
+const CodeLoopDetected = "loop_detected"
+
+// Looped reports whether the operation was refused as a loop: a retry runs
+// what triggered itself again unless the cause is fixed.
+func (op Operation) Looped() bool {
+	return op.LastError != nil && op.LastError.Code == CodeLoopDetected
+}
+
 // MaxCausationDepth is the default bound on caused_by chains.
 const MaxCausationDepth = 5
 
@@ -114,7 +124,7 @@ func NewOperation(r Registration, content []byte, loop bool, env Env) (Change, e
 	switch {
 	case loop:
 		to = FailedTerminal
-		op.LastError = &ErrorInfo{Class: ClassConfig, Code: "loop_detected",
+		op.LastError = &ErrorInfo{Class: ClassConfig, Code: CodeLoopDetected,
 			Message: "the caused_by chain repeats an operation type or is too deep"}
 	case env.Card.RequiresApproval:
 		to = AwaitingApproval

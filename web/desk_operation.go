@@ -74,7 +74,11 @@ func (s *server) showDone(c *gin.Context, done string) {
 func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView {
 	op := it.Op
 	v := pages.OperationView{Op: opFacts(op), NextDecision: nextDecision(op), Card: cardView(it.Card),
-		LookupLink: it.Card.LookupLink(op.ProviderKey), Retention: retention(it), Actions: allowed(op, it.Card, person, it.Versions)}
+		Retention: retention(it), Actions: allowed(op, it.Card, person, it.Versions)}
+	if op.ProviderKeyFirstSentAt != nil {
+		// Nothing to look up at the provider for a key never sent.
+		v.LookupLink = it.Card.LookupLink(op.ProviderKey)
+	}
 	v.Snapshot = pages.Snapshot{Version: op.ContentVersion, SHA256: op.ContentSHA256, Author: op.ContentAuthor,
 		Download: snapshotURL(op.ID, op.ContentVersion)}
 	v.Snapshot.JSON, v.Snapshot.Truncated = components.BoundedJSON(op.Content, components.ContentBudget)
@@ -213,10 +217,11 @@ func eventRow(e domain.AuditEvent) pages.EventRow {
 func retention(it domain.DeskItem) pages.Retention {
 	card, first := it.Card, it.Op.ProviderKeyFirstSentAt
 	switch {
+	case first == nil:
+		// Nothing reached the provider: no re-send to warn about.
+		return pages.Retention{Text: "The provider key was never sent: the next attempt is its first send."}
 	case card.ProviderIdempotency == domain.IdempotencyNone || card.ProviderIdempotency.String() == "":
 		return pages.Retention{Text: "The provider does not deduplicate by key: a re-send may do it twice."}
-	case first == nil:
-		return pages.Retention{Text: "The provider key was never sent."}
 	case card.ResendSafe(first, it.Now):
 		left := first.Add(card.ProviderKeyRetention).Sub(it.Now)
 		return pages.Retention{Known: true, Text: fmt.Sprintf("The provider remembers this key for another %s: "+
@@ -240,6 +245,7 @@ func allowed(op domain.Operation, card domain.Card, person domain.Actor, version
 	a.ConfirmNotExecuted = op.State == domain.UnknownOutcome
 	a.Retry = op.State == domain.FailedTerminal
 	a.Cancel = op.State == domain.FailedTerminal
+	a.Loop = op.Looped()
 	a.Revise = slices.Contains([]domain.State{domain.Received, domain.FailedRetryable, domain.FailedTerminal, domain.AwaitingApproval}, op.State)
 	a.RetryNeedsApproval = op.Approval == nil && (card.RequiresApproval || op.ContentVersion > 1)
 	a.RetryRisk = retryRisk(op, card)

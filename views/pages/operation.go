@@ -108,6 +108,9 @@ type Actions struct {
 	// AssignedElsewhere: someone else has taken the item, and the viewer
 	// could still decide it.
 	AssignedElsewhere bool
+	// Loop: the item triggered itself; cancelling comes first, and a retry
+	// is offered only below it, with a warning.
+	Loop bool
 }
 
 // PersonOption is one person to choose: Value is what the assignment
