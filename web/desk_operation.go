@@ -108,6 +108,9 @@ func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView 
 	}
 	for _, e := range it.Timeline {
 		v.Timeline = append(v.Timeline, eventRow(e))
+		if e.Action == "noted" {
+			v.Notes = append(v.Notes, eventRow(e))
+		}
 	}
 	for _, r := range it.Related {
 		v.Related = append(v.Related, pages.RelatedRow{ID: r.ID, Key: r.Key, Type: r.Type, State: r.State.String()})

@@ -46,6 +46,17 @@
       el.dataset.local = "1";
     });
   }
+  // Copy buttons: data-copy names the element whose text is copied.
+  document.addEventListener("click", function (e) {
+    var btn = e.target.closest && e.target.closest("button[data-copy]");
+    if (!btn || !navigator.clipboard) return;
+    var src = document.getElementById(btn.getAttribute("data-copy"));
+    if (!src) return;
+    navigator.clipboard.writeText(src.textContent.trim()).then(function () {
+      btn.textContent = "Copied";
+      setTimeout(function () { btn.textContent = "Copy"; }, 1500);
+    });
+  });
   document.addEventListener("DOMContentLoaded", function () { localTimes(document); });
   document.addEventListener("htmx:afterSwap", function (e) { localTimes(e.target); });
 })();

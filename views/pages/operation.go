@@ -28,6 +28,9 @@ type OperationView struct {
 	Back         string // that queue, with its filter
 	// Notifications are the operation's notifications and their attempts.
 	Notifications []NotificationRow
+	// Notes are the notes people left, oldest first, pinned above the
+	// timeline.
+	Notes []EventRow
 }
 
 // OpFacts are the operation's fields as text.
