@@ -21,6 +21,9 @@ type DeskStore interface {
 	// desk searches as a person types, and a plan made once for every text
 	// may read every operation.
 	DeskList(ctx context.Context, q ListQuery) ([]Operation, string, error)
+	// DeskCounts counts the desk's items by state, for the navigation of
+	// every page: one indexed count.
+	DeskCounts(ctx context.Context) (map[State]int, error)
 }
 
 // DeskStates are the states only a person can resolve, in queue order.
@@ -109,6 +112,15 @@ func (l *Ledger) DeskSummary(ctx context.Context, actor Actor) (DeskSummary, err
 		sum.Oldest = &oldest[0]
 	}
 	return sum, nil
+}
+
+// DeskCounts counts the desk's items by state.
+func (l *Ledger) DeskCounts(ctx context.Context, actor Actor) (map[State]int, error) {
+	ds, err := l.deskStore(actor)
+	if err != nil {
+		return nil, err
+	}
+	return ds.DeskCounts(ctx)
 }
 
 // DeskQueue pages through the desk's queue: List for people, with the

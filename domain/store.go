@@ -68,8 +68,11 @@ type ListQuery struct {
 	// and the content's text: the Operations page's search.
 	Deep          bool
 	CreatedBefore time.Time // zero: no bound
-	Limit         int
-	Cursor        string
+	// InDeskBefore bounds when the operation entered the desk (its
+	// creation when it never did): the desk's "older than".
+	InDeskBefore time.Time
+	Limit        int
+	Cursor       string
 }
 
 // OverdueQuery selects what the sweeper should look at.

@@ -60,6 +60,26 @@ func (s *Store) scanCounts(ctx context.Context, n int, sql string, args ...any) 
 	return out, nil
 }
 
+// DeskCounts implements domain.DeskStore: the desk index answers it.
+func (s *Store) DeskCounts(ctx context.Context) (map[domain.State]int, error) {
+	var counts []struct {
+		State string
+		N     int
+	}
+	err := s.db.WithContext(ctx).Raw("SELECT state, COUNT(*) AS n FROM operations WHERE state IN ? GROUP BY state",
+		deskStateNames()).Scan(&counts).Error
+	if err != nil {
+		return nil, translate(err, "desk counts")
+	}
+	out := map[domain.State]int{}
+	for _, c := range counts {
+		if st, err := domain.ParseState(c.State); err == nil {
+			out[st] = c.N
+		}
+	}
+	return out, nil
+}
+
 // DeskSummary implements domain.DeskStore.
 func (s *Store) DeskSummary(ctx context.Context, bands []time.Duration, window time.Duration, latest int) (domain.DeskSummary, error) {
 	now, err := s.clock(ctx)
@@ -88,7 +108,7 @@ func (s *Store) DeskSummary(ctx context.Context, bands []time.Duration, window t
 			bounds = append(bounds, now.Add(-b))
 		}
 	}
-	cols, args := cumulative("created_at", bounds)
+	cols, args := cumulative("COALESCE(desk_entered_at, created_at)", bounds) // an item's age counts from desk entry
 	age, err := s.scanCounts(ctx, len(bounds)+1, "SELECT COUNT(*), "+cols+" FROM operations WHERE state IN ?",
 		append(args, deskStateNames())...)
 	if err != nil {

@@ -61,6 +61,9 @@ func (s *Store) List(ctx context.Context, q domain.ListQuery) ([]domain.Operatio
 	if !q.CreatedBefore.IsZero() {
 		add("created_at < ?", q.CreatedBefore.UTC())
 	}
+	if !q.InDeskBefore.IsZero() {
+		add("COALESCE(desk_entered_at, created_at) < ?", q.InDeskBefore.UTC())
+	}
 	if q.Cursor != "" {
 		at, id, err := decodeCursor(q.Cursor)
 		if err != nil {

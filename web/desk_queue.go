@@ -105,7 +105,7 @@ func queueQuery(f pages.QueueFilter, person domain.Actor, cursor string, now tim
 		if err != nil {
 			return q, domain.Invalid(domain.FieldError{Field: "age", Message: "must be a duration such as 30m, 4h or 2d"})
 		}
-		q.CreatedBefore = now.Add(-d)
+		q.InDeskBefore = now.Add(-d)
 	}
 	return q, nil
 }
@@ -175,8 +175,12 @@ func (s *server) queueOptions() (states, types, providers, ages []pages.Option) 
 func queueRow(op domain.Operation, card domain.Card, now time.Time, me string) pages.QueueRow {
 	r := pages.QueueRow{ID: op.ID, Key: op.Key, Type: op.Type, Provider: card.Provider, Namespace: op.Namespace,
 		EventID: op.EventID, State: op.State.String(), Assignee: op.Assignee, Attempts: op.Attempts,
-		Version: op.Version, CreatedAt: op.CreatedAt, Age: components.Age(now.Sub(op.CreatedAt)),
+		Version: op.Version, CreatedAt: op.CreatedAt, Since: op.CreatedAt,
 		NextDecision: nextDecision(op), Mine: me != "" && op.Assignee == me}
+	if op.DeskEnteredAt != nil { // an item's age is how long it has waited for a person
+		r.Since = *op.DeskEnteredAt
+	}
+	r.Age = components.Age(now.Sub(r.Since))
 	if e := op.LastError; e != nil {
 		r.LastError = errorText(*e)
 	}

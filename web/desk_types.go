@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/views/components"
 	"github.com/opshandoff/handoff/views/pages"
 )
 
@@ -71,12 +72,11 @@ func cardView(c domain.Card) pages.CardView {
 		add("requires_approval", "false", "Runs the registered content without approval; a revised content still needs one.", false)
 	}
 	r := c.Retry
-	limit := fmt.Sprintf("at most %d attempts", r.MaxAttempts)
+	limit := "at most " + components.Plural(r.MaxAttempts, "attempt", "attempts")
 	if r.MaxElapsed > 0 {
 		limit += " within " + duration(r.MaxElapsed)
 	}
-	add("retry", limit, fmt.Sprintf("Automatic retries wait %s, doubling up to %s, with jitter; past the limit the operation comes to the desk.",
-		duration(r.Backoff), duration(r.BackoffMax)), false)
+	add("retry", limit, backoffSentence(r), false)
 	add("retryable", classes(c.Retryable), "Errors worth retrying automatically.", false)
 	add("terminal", classes(c.Terminal), "Errors that retrying cannot fix: the operation comes to the desk at once.", false)
 	add("lease", duration(c.Lease), "How long a worker holds an operation before another may take it; a lease lost after the call began is an unknown outcome.", false)
@@ -117,4 +117,20 @@ func duration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// backoffSentence says what domain.Backoff does: before retry n it waits a
+// random time up to backoff·2^(n-1), capped at backoff_max, and never less
+// than the provider's Retry-After.
+func backoffSentence(r domain.RetryPolicy) string {
+	if r.MaxAttempts <= 1 {
+		return "No automatic retry: after a failed attempt the operation comes to the desk."
+	}
+	s := fmt.Sprintf("Before each automatic retry Handoff waits a random time up to %s, a limit that doubles with each retry "+
+		"up to %s, and never less than the provider's Retry-After. ", duration(r.Backoff), duration(r.BackoffMax))
+	end := "after " + components.Plural(r.MaxAttempts, "attempt", "attempts")
+	if r.MaxElapsed > 0 {
+		end += ", or " + duration(r.MaxElapsed) + " after the first,"
+	}
+	return s + "A failure " + end + " comes to the desk."
 }

@@ -95,7 +95,7 @@ func serveStatic(c *gin.Context) {
 func render(c *gin.Context, status int, component templ.Component) {
 	c.Status(status)
 	c.Header("Content-Type", "text/html; charset=utf-8")
-	if err := component.Render(c.Request.Context(), c.Writer); err != nil {
+	if err := component.Render(withTime(c), c.Writer); err != nil {
 		_ = c.Error(err)
 	}
 }

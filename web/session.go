@@ -111,8 +111,14 @@ func requirePerson(c *gin.Context) {
 // frameFor is the layout frame of a desk page: who is signed in, and the
 // development sign-in banner when it is in use.
 func (s *server) frameFor(c *gin.Context, title, active string) layouts.Frame {
-	f := layouts.Frame{Title: title, Active: active, DevSignIn: s.signIn.dev()}
+	f := layouts.Frame{Title: title, Active: active, DevSignIn: s.signIn.dev(), Time: string(timeMode(c)), Return: "/desk"}
+	if c.Request.Method == http.MethodGet {
+		f.Return = c.Request.URL.RequestURI()
+	}
 	if p, ok := personOf(c); ok {
+		if !htmx(c) { // a fragment shows no navigation
+			f.Desk = s.deskCounts(c) // desk_time.go
+		}
 		f.Person, f.Role = strings.TrimSpace(p.Name), p.Role.String()
 		if f.Person == "" {
 			f.Person = p.Identity()

@@ -35,13 +35,13 @@
     }
     lastBox = box;
   });
-  // Times: show the viewer's local time, keep UTC on hover.
+  // Times: a person who chose "local" reads the browser's zone, named; the
+  // UTC value stays on hover. UTC and relative times are the server's.
   function localTimes(root) {
-    root.querySelectorAll("time[datetime]").forEach(function (el) {
+    root.querySelectorAll("time[datetime][data-time=local]").forEach(function (el) {
       if (el.dataset.local) return;
       var d = new Date(el.getAttribute("datetime"));
       if (isNaN(d)) return;
-      el.title = el.getAttribute("datetime");
       el.textContent = d.toLocaleString(undefined, { timeZoneName: "short" });
       el.dataset.local = "1";
     });
@@ -56,6 +56,19 @@
       btn.textContent = "Copied";
       setTimeout(function () { btn.textContent = "Copy"; }, 1500);
     });
+  });
+
+  // The queue refreshes itself, but never under someone's hands: not while
+  // a row is selected, a form in it is open, or focus is in it.
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    var elt = e.detail && e.detail.elt;
+    if (!elt || !elt.hasAttribute || !elt.hasAttribute("data-poll")) return;
+    var results = document.getElementById("queue-results");
+    if (!results) return;
+    if (results.querySelector("input[data-select]:checked, details[open]") ||
+        (results.contains(document.activeElement) && document.activeElement !== document.body)) {
+      e.preventDefault();
+    }
   });
   document.addEventListener("DOMContentLoaded", function () { localTimes(document); });
   document.addEventListener("htmx:afterSwap", function (e) { localTimes(e.target); });

@@ -54,5 +54,6 @@ type QueueRow struct {
 	Attempts                                           int
 	Version                                            int64
 	CreatedAt                                          time.Time
-	Mine                                               bool // assigned to the viewer
+	Since                                              time.Time // when it entered the desk; Age counts from it
+	Mine                                               bool      // assigned to the viewer
 }

@@ -1,0 +1,57 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/views/components"
+	"github.com/opshandoff/handoff/views/layouts"
+)
+
+// timeCookie keeps how a person reads the desk's times: utc, local or
+// relative. It is a preference, not a secret.
+const timeCookie = "handoff_time"
+
+// timeMode is the person's choice of time display; UTC when none.
+func timeMode(c *gin.Context) components.TimeMode {
+	v, _ := c.Cookie(timeCookie)
+	m, _ := components.ParseTimeMode(v)
+	return m
+}
+
+// withTime puts the choice into the context the pages render with.
+func withTime(c *gin.Context) context.Context {
+	return components.WithTimeMode(c.Request.Context(), timeMode(c), time.Now())
+}
+
+// chooseTime keeps the person's choice and returns to the page they chose
+// it on. An unknown choice changes nothing.
+func (s *server) chooseTime(c *gin.Context) {
+	m, ok := components.ParseTimeMode(c.PostForm("time"))
+	if !ok {
+		problem := domain.Invalid(domain.FieldError{Field: "time", Message: "must be utc, local or relative"})
+		s.fail(c, problem)
+		return
+	}
+	http.SetCookie(c.Writer, &http.Cookie{Name: timeCookie, Value: string(m), Path: "/", MaxAge: 365 * 24 * 3600,
+		HttpOnly: true, Secure: c.Request.TLS != nil, SameSite: http.SameSiteLaxMode})
+	c.Redirect(http.StatusSeeOther, returnTo(c, "/desk"))
+}
+
+// deskCounts is the navigation's count of the desk's items; nil when it
+// cannot be read, so a page still shows without it.
+func (s *server) deskCounts(c *gin.Context) *layouts.DeskCounts {
+	p, ok := personOf(c)
+	if !ok || s.ledger == nil {
+		return nil
+	}
+	n, err := s.ledger.DeskCounts(c.Request.Context(), p)
+	if err != nil {
+		return nil
+	}
+	return &layouts.DeskCounts{Unknown: n[domain.UnknownOutcome], Failed: n[domain.FailedTerminal]}
+}
