@@ -60,7 +60,9 @@ func parseBatch(data []byte) (domain.Batch, error) {
 	if len(req.Operations) > domain.MaxBatch {
 		errs.add("operations", "may name at most %d operations, not %d", domain.MaxBatch, len(req.Operations))
 	}
-	b := domain.Batch{Kind: domain.BatchKind(req.Decision.Type), Reason: req.Reason, Preview: req.Preview}
+	// The API's resolve asks no confirmation of a retry's risk, and neither
+	// does its batch: the confirmation is the desk's second click.
+	b := domain.Batch{Kind: domain.BatchKind(req.Decision.Type), Reason: req.Reason, Preview: req.Preview, RiskConfirmed: true}
 	for _, it := range req.Operations {
 		item := domain.BatchItem{ID: it.ID}
 		if it.ExpectedVersion != nil {

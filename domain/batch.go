@@ -41,6 +41,14 @@ type Batch struct {
 	Assignee string        // assign: "" unassigns
 	Reason   string        // the reason of every item's decision; a note's text
 	Preview  bool          // say what would happen, change nothing
+	// RiskConfirmed says the person accepted that a retry may do an item's
+	// side effect twice (Card.RetryRisk); without it such items are skipped.
+	RiskConfirmed bool
+}
+
+// retries reports whether the batch's decision retries its items.
+func (b Batch) retries() bool {
+	return b.Kind == BatchResolve && (b.Action == ResolveRetry || b.Then == ResolveRetry)
 }
 
 // Batch outcomes of one item.
@@ -60,6 +68,7 @@ type BatchItemResult struct {
 	Outcome string
 	Why     string
 	Code    Code
+	Risk    string // a retry's risk for this item (Card.RetryRisk), "" when none
 }
 
 // BatchResult is a batch's answer: its ID and each item's result in order.
@@ -163,9 +172,9 @@ func (l *Ledger) Batch(ctx context.Context, actor Actor, b Batch) (BatchResult, 
 		var r BatchItemResult
 		var err error
 		if b.Preview {
-			r, err = l.previewItem(ctx, actor, it, b.command(it))
+			r, err = l.previewItem(ctx, actor, it, b)
 		} else {
-			r, err = l.applyItem(ctx, actor, it, b.command(it))
+			r, err = l.applyItem(ctx, actor, it, b)
 		}
 		if ErrorCode(err) == EUnavailable {
 			return BatchResult{}, err // the database is gone: nothing more will work
@@ -194,8 +203,8 @@ func skipped(r BatchItemResult, err error) BatchItemResult {
 }
 
 // previewItem decides the item without writing anything.
-func (l *Ledger) previewItem(ctx context.Context, actor Actor, it BatchItem, cmd Command) (BatchItemResult, error) {
-	r := BatchItemResult{ID: it.ID}
+func (l *Ledger) previewItem(ctx context.Context, actor Actor, it BatchItem, b Batch) (BatchItemResult, error) {
+	r, cmd := BatchItemResult{ID: it.ID}, b.command(it)
 	op, now, err := l.Store.Load(ctx, "", it.ID)
 	if err != nil {
 		return skipped(r, err), err
@@ -213,14 +222,25 @@ func (l *Ledger) previewItem(ctx context.Context, actor Actor, it BatchItem, cmd
 	if err != nil {
 		return skipped(r, staleWithChanges(err, changes)), nil
 	}
+	if b.retries() {
+		r.Risk = card.RetryRisk(op)
+	}
 	r.Outcome, r.To = BatchWouldApply, ch.Op.State
 	return r, nil
 }
 
 // applyItem records the decision on the item, as the person would one by one.
-func (l *Ledger) applyItem(ctx context.Context, actor Actor, it BatchItem, cmd Command) (BatchItemResult, error) {
+func (l *Ledger) applyItem(ctx context.Context, actor Actor, it BatchItem, b Batch) (BatchItemResult, error) {
 	r := BatchItemResult{ID: it.ID}
-	ch, err := l.mutate(ctx, actor, it.ID, cmd)
+	if b.retries() && !b.RiskConfirmed {
+		if risk, err := l.retryRisk(ctx, it.ID); err != nil || risk != "" {
+			if err == nil {
+				err = Invalid(FieldError{"confirm_risk", "confirm the risk to retry: " + risk})
+			}
+			return skipped(r, err), err
+		}
+	}
+	ch, err := l.mutate(ctx, actor, it.ID, b.command(it))
 	if err != nil {
 		return skipped(r, err), err
 	}
@@ -243,4 +263,17 @@ func staleWithChanges(err error, changes []AuditEvent) error {
 	e.Message += fmt.Sprintf("; the last change: %s by %s at %s", last.Action, last.Actor.Identity(),
 		last.At.UTC().Format(time.RFC3339))
 	return e
+}
+
+// retryRisk is Card.RetryRisk for the operation as it is now.
+func (l *Ledger) retryRisk(ctx context.Context, id string) (string, error) {
+	op, _, err := l.Store.Load(ctx, "", id)
+	if err != nil {
+		return "", err
+	}
+	card, err := l.Cards.Get(op.Type)
+	if err != nil {
+		return "", err
+	}
+	return card.RetryRisk(op), nil
 }

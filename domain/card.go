@@ -359,3 +359,14 @@ func (cs Cards) narrowToProvider(q *ListQuery, provider string) bool {
 	q.Types = types
 	return len(types) > 0
 }
+
+// RetryRisk says why a person's retry of op may do its side effect twice:
+// the provider does not deduplicate and the key was already sent, so the
+// earlier attempt may have reached it. "" when a retry cannot duplicate.
+// The desk asks the person to confirm this risk before retrying.
+func (c Card) RetryRisk(op Operation) string {
+	if c.ProviderIdempotency != IdempotencyNone || op.ProviderKeyFirstSentAt == nil {
+		return ""
+	}
+	return c.Provider + " does not deduplicate, so if the earlier attempt reached it, a retry does it twice."
+}

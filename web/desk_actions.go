@@ -199,7 +199,7 @@ func (s *server) retryRiskOf(c *gin.Context) string {
 	if err != nil {
 		return ""
 	}
-	return retryRisk(op, card)
+	return card.RetryRisk(op)
 }
 
 // recorded is the success banner's sentence for the decision just taken.

@@ -150,7 +150,7 @@ func (s *server) batchApply(c *gin.Context) {
 	v := pages.BatchView{Frame: s.frameFor(c, "Done", "queue"), Decision: words, Fields: fields,
 		Back: returnTo(c, "/desk/queue")}
 	if err == nil {
-		b.Items = items
+		b.Items, b.RiskConfirmed = items, c.PostForm("confirm_risk") != ""
 		ctx := domain.WithRequestInfo(c.Request.Context(), s.ledger.IDs.New("req"), c.ClientIP())
 		c.Request = c.Request.WithContext(ctx)
 		err = s.showBatch(c, &v, b)
@@ -175,7 +175,8 @@ func (s *server) showBatch(c *gin.Context, v *pages.BatchView, b domain.Batch) e
 		seen[it.ID] = it.ExpectedVersion
 	}
 	for _, r := range res.Items {
-		row := pages.BatchRow{ID: r.ID, Key: r.Key, Outcome: r.Outcome, Why: r.Why, Version: seen[r.ID]}
+		row := pages.BatchRow{ID: r.ID, Key: r.Key, Outcome: r.Outcome, Why: r.Why, Risk: r.Risk, Version: seen[r.ID]}
+		v.Risky = v.Risky || (r.Risk != "" && r.Outcome == domain.BatchWouldApply)
 		if r.From != (domain.State{}) {
 			row.From = r.From.String()
 		}

@@ -48,6 +48,23 @@ func TestDesk_IncidentBulkDecision(t *testing.T) {
 			t.Fatal("the preview changed an item")
 		}
 	}
+	// The type's provider does not deduplicate and every key was sent: the
+	// preview names the risk, and applying without confirming it retries
+	// nothing.
+	if got := len(pre.all("batch-risk")); got != 3 {
+		t.Fatalf("the preview names the retry's risk on %d items, want 3", got)
+	}
+	pre.one("batch-confirm-risk")
+	unconfirmed := inputs(pre.one("batch-apply-form"))
+	unconfirmed.Del("confirm_risk")
+	if got := d.post("ada", "/desk/batch", unconfirmed).want(http.StatusOK).text("batch-summary"); !strings.HasPrefix(got, "0 of 3 items decided, 3 skipped") {
+		t.Fatalf("an unconfirmed risky retry: %q", got)
+	}
+	for _, op := range ops {
+		if d.state(op.ID).Version != op.Version {
+			t.Fatal("an unconfirmed risky retry changed an item")
+		}
+	}
 	// Bob decides one of them before Ada applies.
 	if _, err := d.ledger.Resolve(context.Background(), testPeople["bob"], ops[1].ID, domain.Resolve{Action: domain.ResolveConfirmExecuted,
 		Result: &domain.Result{Ref: "crm_1"}, Reason: "found it", ExpectedVersion: ops[1].Version}); err != nil {

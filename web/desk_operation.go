@@ -251,7 +251,7 @@ func allowed(op domain.Operation, card domain.Card, person domain.Actor, version
 	a.Loop = op.Looped()
 	a.Revise = slices.Contains([]domain.State{domain.Received, domain.FailedRetryable, domain.FailedTerminal, domain.AwaitingApproval}, op.State)
 	a.RetryNeedsApproval = op.Approval == nil && (card.RequiresApproval || op.ContentVersion > 1)
-	a.RetryRisk = retryRisk(op, card)
+	a.RetryRisk = card.RetryRisk(op)
 	a.Approve = op.State == domain.AwaitingApproval && person.Role.AtLeast(domain.RoleApprover)
 	current := domain.ContentVersion{CreatedBy: op.ContentAuthor}
 	for _, v := range versions {
@@ -294,14 +294,4 @@ func peopleOptions(ps []domain.Person, viewer domain.Actor, assignee string) []p
 	}
 	add(assignee, assignee+" (assigned now)")
 	return out
-}
-
-// retryRisk is what a retry may do twice: a provider that does not
-// deduplicate, with a key that was sent. "" when a re-send is safe or
-// nothing was ever sent.
-func retryRisk(op domain.Operation, card domain.Card) string {
-	if card.ProviderIdempotency != domain.IdempotencyNone || op.ProviderKeyFirstSentAt == nil {
-		return ""
-	}
-	return card.Provider + " does not deduplicate, so if the earlier attempt reached it, a retry does it twice."
 }

@@ -35,6 +35,7 @@ type BatchView struct {
 	Skipped  int
 	Problem  string
 	Back     string // the queue the person came from
+	Risky    bool   // some item's retry may do its side effect twice: applying asks for confirmation
 }
 
 // BatchFields are the decision's form fields, carried from the preview to
@@ -44,5 +45,6 @@ type BatchFields struct{ Decision, Assignee, Reason string }
 // BatchRow is one item of a batch.
 type BatchRow struct {
 	ID, Key, From, To, Outcome, Why string
-	Version                         int64 // the version the decision is taken on
+	Risk                            string // why retrying this item may do it twice
+	Version                         int64  // the version the decision is taken on
 }
