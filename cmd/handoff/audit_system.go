@@ -91,13 +91,20 @@ func auditDuration(name string, def time.Duration) (time.Duration, error) {
 	if v == "" {
 		return def, nil
 	}
+	d, ok := parseDays(v)
+	if !ok {
+		return 0, fmt.Errorf("%s: %q is not a positive duration such as 30s, 5m or 400d", name, v)
+	}
+	return d, nil
+}
+
+// parseDays reads a positive Go duration, or whole days ("400d"), as the
+// retention settings take them.
+func parseDays(v string) (time.Duration, bool) {
 	d, err := time.ParseDuration(v)
 	if days, ok := strings.CutSuffix(v, "d"); ok {
 		n, nerr := strconv.Atoi(days)
 		d, err = time.Duration(n)*24*time.Hour, nerr
 	}
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%s: %q is not a positive duration such as 30s, 5m or 400d", name, v)
-	}
-	return d, nil
+	return d, err == nil && d > 0
 }

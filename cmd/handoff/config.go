@@ -119,12 +119,8 @@ func configFromEnv(getenv func(string) string) (config, error) {
 		c.MaxCausationDepth = n
 	}
 	if v := getenv("HANDOFF_CONTENT_RETENTION"); v != "" {
-		d, err := time.ParseDuration(v)
-		if days, ok := strings.CutSuffix(v, "d"); ok {
-			n, nerr := strconv.Atoi(days)
-			d, err = time.Duration(n)*24*time.Hour, nerr
-		}
-		if err != nil || d <= 0 {
+		d, ok := parseDays(v)
+		if !ok {
 			return c, fmt.Errorf("HANDOFF_CONTENT_RETENTION: %q is not a positive duration such as 12h or 90d", v)
 		}
 		c.ContentRetention = d
