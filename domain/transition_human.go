@@ -159,6 +159,9 @@ func decideRevise(op Operation, c Revise, env Env) (Change, error) {
 	if !slices.Contains(revisable, op.State) {
 		return Change{}, Errorf(EInvalidTransition, "content cannot be revised in %s", op.State)
 	}
+	if err := checkMayReadContent(env); err != nil {
+		return Change{}, err
+	}
 	ch := begin(op, env, AwaitingApproval, "revised")
 	n := &ch.Op
 	n.ContentVersion++
@@ -188,6 +191,9 @@ func checkApprovable(op Operation, version int, reviser reviser, env Env) error 
 		e := Errorf(EVersionConflict, "content version %d is not the current one (%d)", version, op.ContentVersion)
 		e.Operation = &op
 		return e
+	}
+	if err := checkMayReadContent(env); err != nil {
+		return err
 	}
 	current := ContentVersion{CreatedBy: op.ContentAuthor, CreatedByIssuer: reviser.issuer, CreatedBySubject: reviser.subject}
 	if current.RevisedBy(env.Actor) {
@@ -257,3 +263,13 @@ func (c Approve) seen() int64            { return c.ExpectedVersion }
 func (c Approve) seeing(v int64) Command { c.ExpectedVersion = v; return c }
 func (c Reject) seen() int64             { return c.ExpectedVersion }
 func (c Reject) seeing(v int64) Command  { c.ExpectedVersion = v; return c }
+
+// checkMayReadContent refuses a decision on content the person may not read
+// (the card's content_visible_to): an approval binds to a snapshot, and
+// neither it nor a revision may be made unseen.
+func checkMayReadContent(env Env) error {
+	if env.Card.MayReadContent(env.Actor) {
+		return nil
+	}
+	return Errorf(EForbidden, "this type's content is shown only to %ss and above; a decision on it needs them", env.Card.ContentVisibleTo)
+}
