@@ -92,9 +92,7 @@ func parseItems(vals []string) ([]domain.BatchItem, error) {
 // matching lists every item the posted filter matches, at its current
 // version, up to a batch's limit.
 func (s *server) matching(c *gin.Context) ([]domain.BatchItem, pages.QueueFilter, error) {
-	f := pages.QueueFilter{Q: strings.TrimSpace(c.PostForm("q")), State: c.PostForm("state"), Type: c.PostForm("type"),
-		Provider: c.PostForm("provider"), Namespace: c.PostForm("namespace"), Assignee: c.PostForm("assignee_filter"),
-		Age: c.PostForm("age"), Mine: c.PostForm("mine") != "", Error: c.PostForm("error")}
+	f := filterFrom(c.PostForm, "assignee_filter")
 	q, err := queueQuery(f, me(c), "", time.Now())
 	if err != nil {
 		return nil, f, err

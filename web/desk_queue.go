@@ -73,10 +73,14 @@ func (s *server) listPage(c *gin.Context, all bool) {
 }
 
 // queueFilter reads the queue's filter from the URL.
-func queueFilter(c *gin.Context) pages.QueueFilter {
-	return pages.QueueFilter{Q: strings.TrimSpace(c.Query("q")), State: c.Query("state"), Type: c.Query("type"),
-		Provider: c.Query("provider"), Namespace: c.Query("namespace"), Assignee: c.Query("assignee"),
-		Age: c.Query("age"), Mine: c.Query("mine") != "", Error: c.Query("error")}
+func queueFilter(c *gin.Context) pages.QueueFilter { return filterFrom(c.Query, "assignee") }
+
+// filterFrom reads a queue filter from a query or a form; assignee names
+// the assignee's field (a bulk form has an assignee of its own).
+func filterFrom(get func(string) string, assignee string) pages.QueueFilter {
+	return pages.QueueFilter{Q: strings.TrimSpace(get("q")), State: get("state"), Type: get("type"),
+		Provider: get("provider"), Namespace: get("namespace"), Assignee: get(assignee),
+		Age: get("age"), Mine: get("mine") != "", Error: get("error")}
 }
 
 // queueQuery turns the filter into the Ledger's list query.
