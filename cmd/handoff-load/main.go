@@ -5,8 +5,10 @@
 //
 //	handoff-load -url http://127.0.0.1:8080 -token hnd_… -c 8 -d 15s
 //
-// Several -url flags spread the clients over several replicas. It is a
-// black box: it knows only the API.
+// Several -url flags spread the clients over several replicas. -rate paces
+// the starts (e.g. at half the maximum a first run found) so the p99 is a
+// latency at that load, not a queue at saturation. It is a black box: it
+// knows only the API.
 package main
 
 import (
@@ -38,15 +40,17 @@ func main() {
 	dur := flag.Duration("d", 15*time.Second, "how long to run")
 	typ := flag.String("type", "crm.task.create", "the operation type to register")
 	prefix := flag.String("prefix", fmt.Sprintf("load_%d", time.Now().UnixNano()), "key prefix, unique per run")
+	rate := flag.Float64("rate", 0, "lifecycles/s to start, spread evenly over time (0: as fast as the clients go); "+
+		"run once without it to find the maximum, then at half of it for latency at a sustainable load")
 	flag.Parse()
 	if len(targets) == 0 {
 		targets = urls{"http://127.0.0.1:8080"}
 	}
-	if *token == "" || *clients < 1 {
-		fmt.Fprintln(os.Stderr, "handoff-load: -token (or HANDOFF_TOKEN) and -c ≥ 1 are required")
+	if *token == "" || *clients < 1 || *rate < 0 {
+		fmt.Fprintln(os.Stderr, "handoff-load: -token (or HANDOFF_TOKEN), -c ≥ 1 and -rate ≥ 0 are required")
 		os.Exit(2)
 	}
-	r := run(targets, *token, *typ, *prefix, *clients, *dur)
+	r := run(targets, *token, *typ, *prefix, *clients, *dur, newPacer(*rate, time.Now()))
 	r.print(os.Stdout, *clients, len(targets))
 	if r.failed.Load() > 0 {
 		os.Exit(1)
@@ -62,11 +66,12 @@ type result struct {
 	failed    atomic.Int64
 	firstErr  atomic.Value
 	elapsed   time.Duration
+	pace      *pacer
 	transport *http.Transport
 }
 
-func run(targets []string, token, typ, prefix string, clients int, dur time.Duration) *result {
-	r := &result{transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}}
+func run(targets []string, token, typ, prefix string, clients int, dur time.Duration, pace *pacer) *result {
+	r := &result{pace: pace, transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}}
 	hc := &http.Client{Transport: r.transport, Timeout: 30 * time.Second}
 	var seq atomic.Int64
 	deadline := time.Now().Add(dur)
@@ -77,6 +82,9 @@ func run(targets []string, token, typ, prefix string, clients int, dur time.Dura
 		wg.Go(func() {
 			var lat [3][]time.Duration
 			for time.Now().Before(deadline) {
+				if !pace.wait(deadline) {
+					break
+				}
 				key := fmt.Sprintf("%s_%d:task", prefix, seq.Add(1))
 				if err := lifecycle(hc, base, token, typ, key, &lat); err != nil {
 					r.failed.Add(1)
@@ -167,6 +175,9 @@ func (r *result) print(w io.Writer, clients, replicas int) {
 	secs := r.elapsed.Seconds()
 	fmt.Fprintf(w, "handoff lifecycles=%d failed=%d clients=%d replicas=%d seconds=%.2f lifecycles_per_s=%.1f\n",
 		r.done.Load(), r.failed.Load(), clients, replicas, secs, float64(r.done.Load())/secs)
+	if r.pace.rate > 0 {
+		fmt.Fprintf(w, "  paced at %.1f lifecycles/s; %d started behind schedule\n", r.pace.rate, r.pace.late.Load())
+	}
 	for k, name := range calls {
 		l := r.lat[k]
 		if len(l) == 0 {
