@@ -33,6 +33,9 @@ var testPeople = map[string]domain.Actor{
 	"aud": {Kind: domain.ActorPerson, Name: "Audra Auditor", Email: "audra@example.com", Subject: "aud", Role: domain.RoleAuditor},
 	// Ada again, after her provider changed her email.
 	"ada2": {Kind: domain.ActorPerson, Name: "Ada Lovelace", Email: "ada.l@example.com", Subject: "ada", Role: domain.RoleApprover},
+	// Someone else with Ada's first email, at another identity provider.
+	"ada3": {Kind: domain.ActorPerson, Name: "Ada Other", Email: "ada@example.com", Issuer: "https://other.example.com", Subject: "ada",
+		Role: domain.RoleApprover},
 }
 
 var testWorkflow = domain.Actor{Kind: domain.ActorWorkflow, Name: "shop", Namespace: "campaigns"}
