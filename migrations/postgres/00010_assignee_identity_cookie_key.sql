@@ -15,6 +15,17 @@ UPDATE operations SET
 WHERE assignee <> '' AND (SELECT count(*) FROM people p WHERE p.role IN ('operator', 'approver', 'admin')
     AND ((p.email <> '' AND LOWER(p.email) = LOWER(operations.assignee)) OR (p.email = '' AND p.subject = operations.assignee))) = 1;
 
+-- The key that signs the desk's short-lived cookies (the flash that
+-- carries a refusal or a draft across a redirect or a sign-in): one per
+-- database, made by the first server that needs it, so that every replica
+-- verifies every other's cookies.
+CREATE TABLE server_keys (
+    name       text PRIMARY KEY,
+    secret     text NOT NULL,
+    created_at timestamptz NOT NULL
+);
+
 -- +goose Down
+DROP TABLE server_keys;
 ALTER TABLE operations DROP COLUMN assignee_subject;
 ALTER TABLE operations DROP COLUMN assignee_issuer;
