@@ -23,7 +23,7 @@ type batchDecisionJSON struct {
 	Type     string          `json:"type" schema:"required,enum=batch_types" doc:"resolve, assign or note (the reason is the note's text)"`
 	Action   string          `json:"action" schema:"enum=batch_actions" doc:"with resolve"`
 	Then     string          `json:"then" schema:"enum=then_actions" doc:"after confirm_not_executed"`
-	Assignee json.RawMessage `json:"assignee" schema:"nullable,string" doc:"with assign; null unassigns"`
+	Assignee json.RawMessage `json:"assignee" schema:"nullable,string" doc:"with assign: the email (or subject) of someone who signed in to the desk and can decide; null unassigns"`
 }
 
 type batchRequest struct {

@@ -57,7 +57,7 @@ func expectedVersion(errs *fieldErrs, v *int64, required bool) int64 {
 }
 
 type assignRequest struct {
-	Assignee        json.RawMessage `json:"assignee" schema:"required,nullable,string,maxlen=255" doc:"null to unassign"`
+	Assignee        json.RawMessage `json:"assignee" schema:"required,nullable,string,maxlen=255" doc:"the email (or, without one, the subject) of someone who signed in to the desk with a role that can decide; null to unassign"`
 	Reason          string          `json:"reason" schema:"maxlen=2000"`
 	ExpectedVersion *int64          `json:"expected_version" schema:"required,min=1"`
 }
