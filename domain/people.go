@@ -147,7 +147,9 @@ func (l *Ledger) assignee(ctx context.Context, actor Actor, to Person) (Person, 
 	if to.Issuer == "" && to.Subject == "" && to.Identity() == "" {
 		return Person{}, nil
 	}
-	if to.Issuer == actor.Issuer && to.Subject == actor.Subject && to.Identity() == actor.Identity() {
+	// Themselves, as their session names them now; someone without a
+	// subject (no identity provider says who they are) by identity.
+	if to.Issuer == actor.Issuer && to.Subject == actor.Subject && (to.Subject != "" || to.Identity() == actor.Identity()) {
 		return actor.Person(), nil
 	}
 	if to.Subject == "" {

@@ -44,4 +44,13 @@ func TestDesk_AssignFollowsThePerson(t *testing.T) {
 	if takes := d.get("ada2", "/desk/queue").all("row-take"); len(takes) != 0 {
 		t.Errorf("ada2 is offered %d takes of her own item", len(takes))
 	}
+	// The other Ada takes it: hers now, by her issuer and subject.
+	take := inputs(d.get("ada3", "/desk/queue").one("row-take").Parent)
+	d.post("ada3", "/desk/operations/"+op.ID+"/assign", take).want(http.StatusSeeOther)
+	if got := d.state(op.ID); got.AssigneeIssuer != "https://other.example.com" || got.AssigneeSubject != "ada" {
+		t.Fatalf("taken by %q %q %q", got.Assignee, got.AssigneeIssuer, got.AssigneeSubject)
+	}
+	if rows := d.get("ada", "/desk/queue?mine=1").all("queue-row"); len(rows) != 0 {
+		t.Errorf("Ada's Mine still lists the item the other Ada took")
+	}
 }
