@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -55,8 +56,25 @@ func newPeopleRig(t *testing.T) *peopleRig {
 		p := oidctest.Person{Subject: "sub-" + name, Email: name + "@example.com", Name: name, Groups: groups}
 		r.persons[name] = p
 		r.jwt[name] = idp.IDToken(t, p)
+		// They signed in to the desk once: the people an item is assigned to.
+		r.signIn(domain.Actor{Kind: domain.ActorPerson, Issuer: idp.Issuer(), Subject: p.Subject, Email: p.Email, Name: name,
+			Role: rigRoles[name]})
 	}
 	return r
+}
+
+// rigRoles are the roles peopleRoles gives the rig's people.
+var rigRoles = map[string]domain.Role{"viewer": domain.RoleViewer, "auditor": domain.RoleAuditor, "operator": domain.RoleOperator,
+	"approver": domain.RoleApprover, "approver2": domain.RoleApprover, "admin": domain.RoleAdmin}
+
+// signIn records a desk sign-in of p: from then on Handoff knows them.
+func (x *peopleRig) signIn(p domain.Actor) {
+	x.t.Helper()
+	ctx, now := context.Background(), time.Now().UTC()
+	s := domain.Session{Hash: p.Issuer + "|" + p.Subject, Person: p, CreatedAt: now, LastSeenAt: now}
+	if err := x.store.CreateSession(ctx, s, domain.SystemEvent(ctx, &domain.IDSource{}, now, p, "signed_in", "", nil)); err != nil {
+		x.t.Fatal(err)
+	}
 }
 
 // humanRoute is one human action: setup makes a fresh operation the action

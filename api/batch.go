@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/gin-gonic/gin"
 
@@ -22,7 +23,7 @@ type batchDecisionJSON struct {
 	Type     string          `json:"type" schema:"required,enum=batch_types" doc:"resolve, assign or note (the reason is the note's text)"`
 	Action   string          `json:"action" schema:"enum=batch_actions" doc:"with resolve"`
 	Then     string          `json:"then" schema:"enum=then_actions" doc:"after confirm_not_executed"`
-	Assignee json.RawMessage `json:"assignee" schema:"nullable,string" doc:"with assign; null unassigns"`
+	Assignee json.RawMessage `json:"assignee" schema:"nullable,string" doc:"with assign: the email (or subject) of someone who signed in to the desk and can decide; null unassigns"`
 }
 
 type batchRequest struct {
@@ -51,10 +52,17 @@ type batchResponse struct {
 	Items   []batchItemResultJSON `json:"items"`
 }
 
-func parseBatch(data []byte) (domain.Batch, error) {
+// batchBody is a batch request as read: the batch, and the identity an
+// assign decision names, which the Ledger resolves to a person.
+type batchBody struct {
+	domain.Batch
+	Assignee string
+}
+
+func parseBatch(data []byte) (batchBody, error) {
 	var req batchRequest
 	if err := unmarshalStrict(data, &req); err != nil {
-		return domain.Batch{}, err
+		return batchBody{}, err
 	}
 	var errs fieldErrs
 	if len(req.Operations) > domain.MaxBatch {
@@ -81,12 +89,11 @@ func parseBatch(data []byte) (domain.Batch, error) {
 			errs.add("decision.then", "must be retry or cancel")
 		}
 	}
+	body := batchBody{Batch: b}
 	if len(req.Decision.Assignee) > 0 && !isNull(req.Decision.Assignee) {
-		if json.Unmarshal(req.Decision.Assignee, &b.Assignee) != nil || b.Assignee == "" {
-			errs.add("decision.assignee", "must be a non-empty string or null")
-		}
+		body.Assignee = assigneeText(&errs, "decision.assignee", req.Decision.Assignee)
 	}
-	return b, errs.err()
+	return body, errs.err()
 }
 
 func (s *server) batch(c *gin.Context) {
@@ -94,7 +101,14 @@ func (s *server) batch(c *gin.Context) {
 	if !ok {
 		return
 	}
-	res, err := s.ledger.Batch(c.Request.Context(), actorOf(c), b)
+	if b.Kind == domain.BatchAssign {
+		var err error
+		if b.Batch.Assignee, err = s.ledger.Assignee(c.Request.Context(), actorOf(c), b.Assignee); err != nil {
+			s.fail(c, renamed(err, "assignee", "decision.assignee"))
+			return
+		}
+	}
+	res, err := s.ledger.Batch(c.Request.Context(), actorOf(c), b.Batch)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -123,4 +137,21 @@ func nonEmpty(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// renamed is err with the field errors on from named to: a field as the
+// request's body spells it.
+func renamed(err error, from, to string) error {
+	e, ok := err.(*domain.Error)
+	if !ok {
+		return err
+	}
+	c := *e
+	c.Fields = slices.Clone(e.Fields)
+	for i := range c.Fields {
+		if c.Fields[i].Field == from {
+			c.Fields[i].Field = to
+		}
+	}
+	return &c
 }

@@ -1,8 +1,10 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/opshandoff/handoff/domain"
 )
@@ -55,27 +57,56 @@ func expectedVersion(errs *fieldErrs, v *int64, required bool) int64 {
 }
 
 type assignRequest struct {
-	Assignee        json.RawMessage `json:"assignee" schema:"required,nullable,string,maxlen=255" doc:"null to unassign"`
+	Assignee        json.RawMessage `json:"assignee" schema:"required,nullable,string,maxlen=255" doc:"the email (or, without one, the subject) of someone who signed in to the desk with a role that can decide; null to unassign"`
 	Reason          string          `json:"reason" schema:"maxlen=2000"`
 	ExpectedVersion *int64          `json:"expected_version" schema:"required,min=1"`
 }
 
-func parseAssign(data []byte) (domain.Assign, error) {
+// assignBody is an assign request as read: the decision, and the identity
+// it names, which the Ledger resolves to a person (assignTo).
+type assignBody struct {
+	domain.Assign
+	Assignee string // "" unassigns
+}
+
+func parseAssign(data []byte) (assignBody, error) {
 	var req assignRequest
 	if err := unmarshalStrict(data, &req); err != nil {
-		return domain.Assign{}, err
+		return assignBody{}, err
 	}
 	var errs fieldErrs
-	a := domain.Assign{Reason: req.Reason, ExpectedVersion: expectedVersion(&errs, req.ExpectedVersion, true)}
+	a := assignBody{Assign: domain.Assign{Reason: req.Reason, ExpectedVersion: expectedVersion(&errs, req.ExpectedVersion, true)}}
 	switch {
 	case len(req.Assignee) == 0:
 		errs.add("assignee", "is required; null unassigns")
 	case !isNull(req.Assignee):
-		if json.Unmarshal(req.Assignee, &a.Assignee) != nil || a.Assignee == "" {
-			errs.add("assignee", "must be a non-empty string or null")
-		}
+		a.Assignee = assigneeText(&errs, "assignee", req.Assignee)
 	}
 	return a, errs.err()
+}
+
+// assigneeText reads a non-null assignee: an identity, at most 255
+// characters.
+func assigneeText(errs *fieldErrs, field string, raw json.RawMessage) string {
+	var s string
+	switch {
+	case json.Unmarshal(raw, &s) != nil || s == "":
+		errs.add(field, "must be a non-empty string or null")
+	case utf8.RuneCountInString(s) > 255:
+		errs.add(field, "must be at most 255 characters")
+	}
+	return s
+}
+
+// assignTo resolves the identity the request names to the one person who
+// signed in with it and can decide — unknown, not a decider, or shared by
+// people at two identity providers is a 400 on assignee — and assigns.
+func assignTo(l *domain.Ledger, ctx context.Context, actor domain.Actor, id string, a assignBody) (domain.Operation, error) {
+	var err error
+	if a.To, err = l.Assignee(ctx, actor, a.Assignee); err != nil {
+		return domain.Operation{}, err
+	}
+	return l.Assign(ctx, actor, id, a.Assign)
 }
 
 type noteRequest struct {

@@ -130,7 +130,7 @@ func TestRecoveryMetrics(t *testing.T) {
 	b := unknown("b")
 	reason := b.LastError.Code
 	clock = clock.Add(10 * time.Minute)
-	b, err := l.Assign(ctx, alice, b.ID, domain.Assign{Assignee: alice.Email, Reason: "mine"})
+	b, err := l.Assign(ctx, alice, b.ID, domain.Assign{To: alice.Person(), Reason: "mine"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,7 +105,7 @@ var routes = []route{
 		Fails: onOperation, Handle: opAction(parseResolve, (*domain.Ledger).Resolve)},
 	{Method: "POST", Path: "/v1/operations/:id/assign", ID: "assignOperation", Tag: tagHuman,
 		Summary: "Assign a desk item, or unassign it (operator)", Body: assignRequest{},
-		Replies: ok("the operation", operationJSON{}), Fails: onOperation, Handle: opAction(parseAssign, (*domain.Ledger).Assign)},
+		Replies: ok("the operation", operationJSON{}), Fails: onOperation, Handle: opAction(parseAssign, assignTo)},
 	{Method: "POST", Path: "/v1/operations/:id/notes", ID: "addNote", Tag: tagHuman,
 		Summary: "Add a note to the timeline (operator)", Body: noteRequest{}, Replies: ok("the operation", operationJSON{}),
 		Fails: onOperation, Handle: opAction(parseNote, (*domain.Ledger).AddNote)},

@@ -38,7 +38,7 @@ type Batch struct {
 	Kind     BatchKind
 	Action   ResolveAction // resolve: retry, cancel or confirm_not_executed
 	Then     ResolveAction // after confirm_not_executed: retry or cancel
-	Assignee string        // assign: "" unassigns
+	Assignee Person        // assign: the zero Person unassigns
 	Reason   string        // the reason of every item's decision; a note's text
 	Preview  bool          // say what would happen, change nothing
 	// RiskConfirmed says the person accepted that a retry may do an item's
@@ -151,7 +151,7 @@ func (b Batch) validate() error {
 func (b Batch) command(it BatchItem) Command {
 	switch b.Kind {
 	case BatchAssign:
-		return Assign{Assignee: b.Assignee, Reason: b.Reason, ExpectedVersion: it.ExpectedVersion}
+		return Assign{To: b.Assignee, Reason: b.Reason, ExpectedVersion: it.ExpectedVersion}
 	case BatchNote:
 		return Note{Text: b.Reason}
 	}
@@ -165,6 +165,12 @@ func (l *Ledger) Batch(ctx context.Context, actor Actor, b Batch) (BatchResult, 
 	}
 	if err := b.validate(); err != nil {
 		return BatchResult{}, err
+	}
+	if b.Kind == BatchAssign { // one person for every item: checked once
+		var err error
+		if b.Assignee, err = l.assignee(ctx, actor, b.Assignee); err != nil {
+			return BatchResult{}, err
+		}
 	}
 	res := BatchResult{ID: l.IDs.New("bat"), Preview: b.Preview, Items: make([]BatchItemResult, 0, len(b.Items))}
 	ctx = withBatch(ctx, res.ID)

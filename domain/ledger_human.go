@@ -51,14 +51,16 @@ func (l *Ledger) Resolve(ctx context.Context, actor Actor, id string, r Resolve)
 
 // Assign gives a desk item to a person, or takes it back.
 func (l *Ledger) Assign(ctx context.Context, actor Actor, id string, a Assign) (Operation, error) {
-	var errs []FieldError
-	if utf8.RuneCountInString(a.Assignee) > 255 || !ValidText(a.Assignee) {
-		errs = append(errs, FieldError{"assignee", "must be at most 255 characters, without NUL"})
-	}
 	if a.Reason == "" {
 		a.Reason = "assigned"
 	}
-	errs = append(errs, validReason("reason", a.Reason)...)
+	errs := validReason("reason", a.Reason)
+	if len(errs) == 0 && requirePerson(actor, RoleOperator) == nil {
+		var err error
+		if a.To, err = l.assignee(ctx, actor, a.To); err != nil {
+			return Operation{}, err
+		}
+	}
 	return l.decideAsPerson(ctx, actor, RoleOperator, id, a, errs)
 }
 

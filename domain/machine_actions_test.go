@@ -263,8 +263,9 @@ func (m *machine) assignOrNote(t *rapid.T) {
 	seen, stale := m.drawSeen(t)
 	var cmd domain.Command = domain.Note{Text: "called the provider", ExpectedVersion: seen}
 	isNote := rapid.Bool().Draw(t, "note")
+	to := rapid.SampledFrom([]domain.Person{{}, bob.Person()}).Draw(t, "assignee")
 	if !isNote {
-		cmd = domain.Assign{Assignee: rapid.SampledFrom([]string{"", bob.Identity()}).Draw(t, "assignee"), Reason: "mine", ExpectedVersion: seen}
+		cmd = domain.Assign{To: to, Reason: "mine", ExpectedVersion: seen}
 	}
 	before, ch, err := m.do(t, p, cmd)
 	switch {
@@ -276,6 +277,10 @@ func (m *machine) assignOrNote(t *rapid.T) {
 		accepted(t, err, "assign/note")
 		if ch.Op.State != before.State {
 			t.Fatalf("assign/note moved %s to %s", before.State, ch.Op.State)
+		}
+		if n := ch.Op; !isNote && (n.AssigneeIssuer != to.Issuer || n.AssigneeSubject != to.Subject ||
+			n.Assignee != to.Identity() || n.AssignedTo(bob) != (to.Subject != "")) {
+			t.Fatalf("assigned to %q (%s %s), want %+v", n.Assignee, n.AssigneeIssuer, n.AssigneeSubject, to)
 		}
 	}
 }

@@ -142,7 +142,7 @@ func followUp(before Operation, ch *Change, env Env) {
 		}
 		ch.Notifications = append(ch.Notifications, notificationsFor(*n, typ, action, "", env.Card.Destinations(), env)...)
 	}
-	if isIn && !moved && n.Assignee != before.Assignee {
+	if isIn && !moved && (n.Assignee != before.Assignee || n.AssigneeIssuer != before.AssigneeIssuer || n.AssigneeSubject != before.AssigneeSubject) {
 		n.AssignedAt = nil
 		if n.Assignee != "" {
 			n.AssignedAt = ptr(env.Now)

@@ -100,7 +100,7 @@ func TestWhatNotifies(t *testing.T) {
 			[]string{domain.NotifyResolved, domain.NotifyApprovalRequested}},
 		{"approval", domain.AwaitingApproval, domain.Approve{ContentVersion: 2, Reason: "ok"}, carol, t0, []string{domain.NotifyResolved}},
 		{"note", domain.UnknownOutcome, domain.Note{Text: "looking"}, alice, t0, nil},
-		{"assign", domain.UnknownOutcome, domain.Assign{Assignee: "alice@example.com", Reason: "mine"}, alice, t0, nil},
+		{"assign", domain.UnknownOutcome, domain.Assign{To: alice.Person(), Reason: "mine"}, alice, t0, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -164,7 +164,7 @@ func TestEscalationWithAFakeClock(t *testing.T) {
 	if domain.EscalationDue(ch.Op, card, due.Add(time.Hour)) {
 		t.Fatal("escalated twice")
 	}
-	assigned := decideOK(t, entered, domain.Assign{Assignee: "alice@example.com", Reason: "mine"}, newEnv(card, early, alice)).Op
+	assigned := decideOK(t, entered, domain.Assign{To: alice.Person(), Reason: "mine"}, newEnv(card, early, alice)).Op
 	if domain.EscalationDue(assigned, card, due.Add(time.Hour)) {
 		t.Fatal("an assigned item escalated")
 	}

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -47,8 +48,13 @@ type Operation struct {
 
 	Result     *Result
 	LastError  *ErrorInfo
-	Assignee   string
+	Assignee   string // the assignee's display identity: their email, or subject without one
 	Resolution *Resolution
+	// AssigneeIssuer and AssigneeSubject name the assignee as their
+	// identity provider does: an email can change or recur at another
+	// issuer, these cannot. Both "" for an assignment recorded before they
+	// were kept.
+	AssigneeIssuer, AssigneeSubject string
 
 	// The desk clock: when the operation last came to wait on a person
 	// (desk or approval), when a person took it, when it was escalated.
@@ -62,6 +68,19 @@ type Operation struct {
 
 	CreatedAt time.Time
 	UpdatedAt time.Time
+}
+
+// AssignedTo reports whether the operation is assigned to the person a:
+// the same (issuer, subject) whatever their email says now, or, for an
+// assignment recorded before those were kept, the same identity.
+func (op Operation) AssignedTo(a Actor) bool {
+	switch {
+	case op.AssigneeSubject != "":
+		return op.AssigneeIssuer == a.Issuer && op.AssigneeSubject == a.Subject
+	case op.Assignee != "":
+		return strings.EqualFold(op.Assignee, a.Identity())
+	}
+	return false
 }
 
 // Lease is the exclusive, time-limited right of one worker to run the
@@ -173,6 +192,11 @@ func (a Actor) Identity() string {
 	default:
 		return a.Name
 	}
+}
+
+// Person is the actor as one of the people an item can be assigned to.
+func (a Actor) Person() Person {
+	return Person{Issuer: a.Issuer, Subject: a.Subject, Email: a.Email, Name: a.Name, Role: a.Role}
 }
 
 // System is the actor for time-driven transitions.

@@ -2,6 +2,8 @@ package domain
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -46,6 +48,9 @@ type PeopleQuery struct {
 type PeopleStore interface {
 	// People lists the people matching q, by name then email.
 	People(ctx context.Context, q PeopleQuery) ([]Person, error)
+	// Person reads one person by (issuer, subject); ENotFound when they
+	// never signed in.
+	Person(ctx context.Context, issuer, subject string) (Person, error)
 	// PeopleByIdentity lists the people whose Identity is id: their email
 	// in any case, or, for someone without an email, their subject.
 	PeopleByIdentity(ctx context.Context, id string) ([]Person, error)
@@ -84,38 +89,87 @@ func (l *Ledger) People(ctx context.Context, actor Actor, q PeopleQuery) ([]Pers
 	return ps.People(ctx, q)
 }
 
-// Assignee resolves what a person chose or typed to assign an item to: ""
-// is nobody; anything else must be someone who signed in with a role that
-// can decide, and the answer is that person's Identity, spelt as their own
-// "Mine" matches it.
-func (l *Ledger) Assignee(ctx context.Context, actor Actor, chosen string) (string, error) {
+// Assignee resolves what a person typed to assign an item to — an
+// identity: an email in any case, or the subject of someone without one —
+// to the one person it names: someone who signed in with a role that can
+// decide. "" is nobody (the zero Person). An identity that names deciders
+// at two identity providers is refused: which one is meant is for the
+// person to say, not for Handoff to guess.
+func (l *Ledger) Assignee(ctx context.Context, actor Actor, chosen string) (Person, error) {
 	if err := requirePerson(actor, RoleOperator); err != nil {
-		return "", err
+		return Person{}, err
 	}
 	chosen = strings.TrimSpace(chosen)
 	if chosen == "" {
-		return "", nil
+		return Person{}, nil
+	}
+	if strings.EqualFold(chosen, actor.Identity()) {
+		return actor.Person(), nil // themselves: whoever else may share their email
 	}
 	ps, err := l.peopleStore(actor)
 	if err != nil {
-		return "", err
+		return Person{}, err
 	}
 	if errs := checkTexts([2]string{"assignee", chosen}); len(errs) > 0 {
-		return "", Invalid(errs...)
+		return Person{}, Invalid(errs...)
 	}
 	found, err := ps.PeopleByIdentity(ctx, chosen)
 	if err != nil {
-		return "", err
+		return Person{}, err
 	}
 	if len(found) == 0 {
-		return "", Invalid(FieldError{"assignee", chosen + " has never signed in to Handoff: choose someone from the list"})
+		return Person{}, Invalid(FieldError{"assignee", chosen + " has never signed in to Handoff: choose someone from the list"})
 	}
+	var deciders []Person
 	for _, p := range found {
-		for _, r := range Deciders {
-			if p.Role == r {
-				return p.Identity(), nil
-			}
+		if p.Decides() {
+			deciders = append(deciders, p)
 		}
 	}
-	return "", Invalid(FieldError{"assignee", found[0].Label() + " is a " + found[0].Role.String() + " and cannot decide a desk item"})
+	switch len(deciders) {
+	case 0:
+		return Person{}, Invalid(FieldError{"assignee", found[0].Label() + " is a " + found[0].Role.String() + " and cannot decide a desk item"})
+	case 1:
+		return deciders[0], nil
+	}
+	return Person{}, Invalid(FieldError{"assignee", fmt.Sprintf("%s names %d people who signed in with different identity providers (%s, %s): choose the person from the desk's list",
+		chosen, len(deciders), deciders[0].Issuer, deciders[1].Issuer)})
+}
+
+// Decides reports whether the person's role can decide a desk item.
+func (p Person) Decides() bool { return slices.Contains(Deciders, p.Role) }
+
+// assignee checks the person an assignment names, by (issuer, subject),
+// and returns them as the people table knows them now. Nobody (the zero
+// Person) needs no check, and neither does the person assigning to
+// themselves (a Take): they are signed in with a role that decides.
+func (l *Ledger) assignee(ctx context.Context, actor Actor, to Person) (Person, error) {
+	if to.Issuer == "" && to.Subject == "" && to.Identity() == "" {
+		return Person{}, nil
+	}
+	// Themselves, as their session names them now; someone without a
+	// subject (no identity provider says who they are) by identity.
+	if to.Issuer == actor.Issuer && to.Subject == actor.Subject && (to.Subject != "" || to.Identity() == actor.Identity()) {
+		return actor.Person(), nil
+	}
+	if to.Subject == "" {
+		return Person{}, Invalid(FieldError{"assignee", "name the person by their identity provider and subject: choose someone from the list"})
+	}
+	if errs := checkTexts([2]string{"assignee", to.Issuer}, [2]string{"assignee", to.Subject}); len(errs) > 0 {
+		return Person{}, Invalid(errs...)
+	}
+	ps, err := l.peopleStore(actor)
+	if err != nil {
+		return Person{}, err
+	}
+	p, err := ps.Person(ctx, to.Issuer, to.Subject)
+	if ErrorCode(err) == ENotFound {
+		return Person{}, Invalid(FieldError{"assignee", to.Subject + " at " + to.Issuer + " has never signed in to Handoff: choose someone from the list"})
+	} else if err != nil {
+		return Person{}, err
+	}
+	if !p.Decides() {
+		return Person{}, Invalid(FieldError{"assignee", p.Label() + " is a " + p.Role.String() + " and cannot decide a desk item"})
+	}
+	return p, nil
 }

@@ -62,8 +62,12 @@ type ListQuery struct {
 	EventID       string
 	CorrelationID string
 	Assignee      string
-	Text          string     // matches key, event, correlation, provider key, result reference, error
-	Error         *ErrorKind // the last error's class and code (an incident's items)
+	// HeldBy lists what one person holds: assigned to their (issuer,
+	// subject), or, for an assignment recorded before those were kept, to
+	// their identity. The desk's "Mine".
+	HeldBy *Actor
+	Text   string     // matches key, event, correlation, provider key, result reference, error
+	Error  *ErrorKind // the last error's class and code (an incident's items)
 	// Deep makes Text also match the operation ID, an attempt ID exactly
 	// and the content's text: the Operations page's search.
 	Deep          bool

@@ -59,7 +59,7 @@ func commands() []command {
 	}
 	assign := func(ev int64) func(domain.Operation) domain.Command {
 		return func(op domain.Operation) domain.Command {
-			return domain.Assign{Assignee: carol.Identity(), Reason: "on call", ExpectedVersion: op.Version + ev}
+			return domain.Assign{To: carol.Person(), Reason: "on call", ExpectedVersion: op.Version + ev}
 		}
 	}
 	note := func(ev int64) func(domain.Operation) domain.Command {

@@ -17,9 +17,10 @@ type (
 		Reason          string
 		ExpectedVersion int64
 	}
-	// Assign gives the item to a person, or to nobody when Assignee is "".
+	// Assign gives the item to a person, or to nobody when To is the zero
+	// Person. The Ledger checks To against the people who signed in.
 	Assign struct {
-		Assignee        string
+		To              Person
 		Reason          string
 		ExpectedVersion int64
 	}
@@ -133,9 +134,13 @@ func decideAssign(op Operation, c Assign, env Env) (Change, error) {
 		return Change{}, Errorf(EInvalidTransition, "a %s operation cannot be assigned", op.State)
 	}
 	ch := begin(op, env, op.State, "assigned")
-	ch.Op.Assignee = c.Assignee
+	n := &ch.Op
+	n.Assignee, n.AssigneeIssuer, n.AssigneeSubject = c.To.Identity(), c.To.Issuer, c.To.Subject
 	ch.Events[0].Reason = c.Reason
-	ch.Events[0].Detail = detail(map[string]any{"from": op.Assignee, "to": c.Assignee})
+	// from and to are the display identities; the issuer and subject say
+	// which person each was, since an email alone may name two.
+	ch.Events[0].Detail = detail(map[string]any{"from": op.Assignee, "from_issuer": op.AssigneeIssuer,
+		"from_subject": op.AssigneeSubject, "to": n.Assignee, "to_issuer": n.AssigneeIssuer, "to_subject": n.AssigneeSubject})
 	return ch, nil
 }
 

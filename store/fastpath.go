@@ -79,6 +79,7 @@ func opStateCols(r *operationRow) []col {
 		{"audit_head", "text", r.AuditHead}, {"updated_at", "timestamptz", r.UpdatedAt},
 		{"desk_entered_at", "timestamptz", r.DeskEnteredAt}, {"assigned_at", "timestamptz", r.AssignedAt},
 		{"escalated_at", "timestamptz", r.EscalatedAt},
+		{"assignee_issuer", "text", r.AssigneeIssuer}, {"assignee_subject", "text", r.AssigneeSubject},
 	}
 }
 
@@ -233,7 +234,7 @@ const opColumns = "id, namespace, key, type, state, version, event_id, source, c
 	"approval_at, provider_key, provider_key_first_sent_at, attempts, retry_from, first_attempt_at, lease_token, " +
 	"lease_worker, lease_expires_at, next_retry_at, result_ref, result_data, last_error_class, last_error_code, " +
 	"last_error_message, assignee, resolution_action, resolution_by, resolution_reason, resolution_at, audit_head, " +
-	"created_at, updated_at, desk_entered_at, assigned_at, escalated_at, content_purged_at"
+	"created_at, updated_at, desk_entered_at, assigned_at, escalated_at, assignee_issuer, assignee_subject, content_purged_at"
 
 // loadFast is load on PostgreSQL through pgx, scanned by hand: the hot
 // path reads each operation once per call, and GORM's reflection was a
@@ -249,7 +250,7 @@ func (s *Store) loadFast(ctx context.Context, where string, args ...any) (domain
 		&r.RetryFrom, &r.FirstAttemptAt, &r.LeaseToken, &r.LeaseWorker, &r.LeaseExpiresAt, &r.NextRetryAt, &r.ResultRef,
 		&r.ResultData, &r.LastErrorClass, &r.LastErrorCode, &r.LastErrorMessage, &r.Assignee, &r.ResolutionAction,
 		&r.ResolutionBy, &r.ResolutionReason, &r.ResolutionAt, &r.AuditHead, &r.CreatedAt, &r.UpdatedAt,
-		&r.DeskEnteredAt, &r.AssignedAt, &r.EscalatedAt, &purgedAt, &now)
+		&r.DeskEnteredAt, &r.AssignedAt, &r.EscalatedAt, &r.AssigneeIssuer, &r.AssigneeSubject, &purgedAt, &now)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return domain.Operation{}, time.Time{}, domain.Errorf(domain.ENotFound, "no such operation")
 	} else if err != nil {

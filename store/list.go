@@ -40,6 +40,11 @@ func (s *Store) List(ctx context.Context, q domain.ListQuery) ([]domain.Operatio
 	if q.Assignee != "" {
 		add("assignee = ?", q.Assignee)
 	}
+	if a := q.HeldBy; a != nil {
+		// As domain.Operation.AssignedTo.
+		add("((assignee_subject <> '' AND assignee_issuer = ? AND assignee_subject = ?) OR "+
+			"(assignee_subject = '' AND assignee <> '' AND LOWER(assignee) = LOWER(?)))", a.Issuer, a.Subject, a.Identity())
+	}
 	if q.Text != "" {
 		pat := "%" + escapeLike(strings.ToLower(q.Text)) + "%"
 		cols := []string{"key", "event_id", "correlation_id", "provider_key", "result_ref", "last_error_message", "last_error_code"}

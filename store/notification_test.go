@@ -100,7 +100,7 @@ func TestEscalationSweep(t *testing.T) {
 	l := domain.NewLedger(st, notifyCards())
 	lone := toDesk(t, l, "lone")
 	taken := toDesk(t, l, "taken")
-	if _, err := l.Assign(ctx, dave, taken.ID, domain.Assign{Assignee: "dave@example.com", Reason: "mine"}); err != nil {
+	if _, err := l.Assign(ctx, dave, taken.ID, domain.Assign{To: dave.Person(), Reason: "mine"}); err != nil {
 		t.Fatal(err)
 	}
 	clock := time.Now().UTC().Add(29 * time.Minute)

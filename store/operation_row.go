@@ -44,6 +44,8 @@ type operationRow struct {
 	LastErrorCode          *string
 	LastErrorMessage       *string
 	Assignee               string
+	AssigneeIssuer         string
+	AssigneeSubject        string
 	ResolutionAction       *string
 	ResolutionBy           *string
 	ResolutionReason       *string
@@ -77,7 +79,7 @@ func toOperationRow(op domain.Operation) operationRow {
 		ProviderKey: op.ProviderKey, ProviderKeyFirstSentAt: utcPtr(op.ProviderKeyFirstSentAt),
 		Attempts: op.Attempts, RetryFrom: op.RetryFrom, FirstAttemptAt: utcPtr(op.FirstAttemptAt),
 		LeaseToken: op.LeaseToken, NextRetryAt: utcPtr(op.NextRetryAt),
-		Assignee: op.Assignee, AuditHead: op.AuditHead,
+		Assignee: op.Assignee, AssigneeIssuer: op.AssigneeIssuer, AssigneeSubject: op.AssigneeSubject, AuditHead: op.AuditHead,
 		DeskEnteredAt: utcPtr(op.DeskEnteredAt), AssignedAt: utcPtr(op.AssignedAt), EscalatedAt: utcPtr(op.EscalatedAt),
 		CreatedAt: op.CreatedAt.UTC(), UpdatedAt: op.UpdatedAt.UTC(),
 	}
@@ -115,6 +117,7 @@ func (r operationRow) toDomain() (domain.Operation, error) {
 		ContentAuthor: r.ContentAuthor, ProviderKey: r.ProviderKey, ProviderKeyFirstSentAt: utcPtr(r.ProviderKeyFirstSentAt),
 		Attempts: r.Attempts, RetryFrom: r.RetryFrom, FirstAttemptAt: utcPtr(r.FirstAttemptAt),
 		LeaseToken: r.LeaseToken, NextRetryAt: utcPtr(r.NextRetryAt), Assignee: r.Assignee,
+		AssigneeIssuer: r.AssigneeIssuer, AssigneeSubject: r.AssigneeSubject,
 		AuditHead: r.AuditHead, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		DeskEnteredAt: utcPtr(r.DeskEnteredAt), AssignedAt: utcPtr(r.AssignedAt), EscalatedAt: utcPtr(r.EscalatedAt),
 	}

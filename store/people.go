@@ -32,6 +32,23 @@ func (s *Store) People(ctx context.Context, q domain.PeopleQuery) ([]domain.Pers
 	return people(rows)
 }
 
+// Person reads one person by (issuer, subject).
+func (s *Store) Person(ctx context.Context, issuer, subject string) (domain.Person, error) {
+	var rows []personRow
+	err := s.db.WithContext(ctx).Where("issuer = ? AND subject = ?", issuer, subject).Limit(1).Find(&rows).Error
+	if err != nil {
+		return domain.Person{}, translate(err, "person")
+	}
+	ps, err := people(rows)
+	if err != nil {
+		return domain.Person{}, err
+	}
+	if len(ps) == 0 {
+		return domain.Person{}, domain.Errorf(domain.ENotFound, "%s at %s has never signed in", subject, issuer)
+	}
+	return ps[0], nil
+}
+
 // PeopleByIdentity lists the people an assignment to id means: by email in
 // any case, or by subject for those who have no email.
 func (s *Store) PeopleByIdentity(ctx context.Context, id string) ([]domain.Person, error) {

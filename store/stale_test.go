@@ -21,11 +21,11 @@ func TestLedger_StaleOnlyOnStateContentOrApproval(t *testing.T) {
 	if _, err := l.AddNote(ctx, operator, op.ID, domain.Note{Text: "asked the CRM team"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Assign(ctx, operator, op.ID, domain.Assign{Assignee: "olga@example.com", Reason: "mine", ExpectedVersion: seen + 1}); err != nil {
+	if _, err := l.Assign(ctx, operator, op.ID, domain.Assign{To: operator.Person(), Reason: "mine", ExpectedVersion: seen + 1}); err != nil {
 		t.Fatal(err)
 	}
 	// Another take on the page loaded before olga's: refused, naming her assignment.
-	_, err := l.Assign(ctx, person, op.ID, domain.Assign{Assignee: "ada@example.com", Reason: "took it", ExpectedVersion: seen})
+	_, err := l.Assign(ctx, person, op.ID, domain.Assign{To: person.Person(), Reason: "took it", ExpectedVersion: seen})
 	e := domain.AsError(err)
 	if e.Code != domain.EVersionConflict || len(e.Changes) != 2 || e.Changes[1].Action != "assigned" ||
 		e.Changes[1].Actor.Email != "olga@example.com" {

@@ -52,12 +52,12 @@ func (s *server) resolve(c *gin.Context) {
 }
 
 func (s *server) assign(c *gin.Context) {
-	a := domain.Assign{Assignee: strings.TrimSpace(c.PostForm("assignee")), Reason: c.PostForm("reason")}
+	a := domain.Assign{Reason: c.PostForm("reason")}
 	var errs []domain.FieldError
 	a.ExpectedVersion, errs = expectedVersion(c)
 	switch {
 	case c.PostForm("take") != "":
-		a.Assignee = me(c).Identity()
+		a.To = me(c).Person()
 		if a.Reason == "" {
 			a.Reason = takeReason
 		}
@@ -67,8 +67,8 @@ func (s *server) assign(c *gin.Context) {
 	s.decide(c, errs, func(ctx context.Context) error {
 		var err error
 		if c.PostForm("take") == "" {
-			// Someone Handoff knows, spelt as their own "Mine" matches it.
-			if a.Assignee, err = s.ledger.Assignee(ctx, me(c), a.Assignee); err != nil {
+			// The person chosen from the list, or typed: someone Handoff knows.
+			if a.To, err = s.personFrom(ctx, me(c), strings.TrimSpace(c.PostForm("assignee"))); err != nil {
 				return err
 			}
 		}

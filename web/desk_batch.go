@@ -62,15 +62,16 @@ func (s *server) batchForm(c *gin.Context) (domain.Batch, pages.BatchFields, str
 		return domain.Batch{}, fields, "", domain.Invalid(domain.FieldError{Field: "decision", Message: "choose one of the decisions offered"})
 	}
 	b := d.batch
-	b.Assignee, b.Reason = fields.Assignee, fields.Reason
+	b.Reason = fields.Reason
 	words := d.words
 	if b.Kind == domain.BatchAssign {
 		var err error
-		if b.Assignee, err = s.ledger.Assignee(c.Request.Context(), me(c), b.Assignee); err != nil {
+		if b.Assignee, err = s.personFrom(c.Request.Context(), me(c), fields.Assignee); err != nil {
 			return domain.Batch{}, fields, "", err
 		}
-		fields.Assignee = b.Assignee
-		words = "assign to " + or(b.Assignee, "nobody")
+		// The confirmation posts the person back by (issuer, subject).
+		fields.Assignee = personValue(b.Assignee)
+		words = "assign to " + or(b.Assignee.Identity(), "nobody")
 	}
 	return b, fields, words, nil
 }

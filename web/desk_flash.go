@@ -1,6 +1,8 @@
 package web
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -49,13 +51,41 @@ func (si *signIn) flashCookie() string {
 	return "handoff_flash"
 }
 
+// The flash is signed: a cookie for the host can be set by others than
+// this server (a sibling subdomain, a script on plain http), and an
+// unsigned flash would let them show a banner of their choosing — "Retried
+// ✓" — on the desk. The value is the JSON, base64url, a dot and the
+// HMAC-SHA256 of the cookie's name and that JSON under the server key.
+
+// signFlash is the cookie value of payload, a flash as base64url JSON.
+func (si *signIn) signFlash(payload string) string {
+	return payload + "." + base64.RawURLEncoding.EncodeToString(si.flashMAC(payload))
+}
+
+func (si *signIn) flashMAC(payload string) []byte {
+	m := hmac.New(sha256.New, si.cookieKey)
+	m.Write([]byte(si.flashCookie() + "\x00" + payload))
+	return m.Sum(nil)
+}
+
+// verifiedFlash is the payload of a cookie value this server signed;
+// false for anything else.
+func (si *signIn) verifiedFlash(v string) (string, bool) {
+	payload, sig, ok := strings.Cut(v, ".")
+	if !ok {
+		return "", false
+	}
+	mac, err := base64.RawURLEncoding.DecodeString(sig)
+	return payload, err == nil && hmac.Equal(mac, si.flashMAC(payload))
+}
+
 // setFlash stores f for the next page; false when it does not fit.
 func (s *server) setFlash(c *gin.Context, f flash) bool {
 	raw, err := json.Marshal(f)
 	if err != nil {
 		return false
 	}
-	v := base64.RawURLEncoding.EncodeToString(raw)
+	v := s.signIn.signFlash(base64.RawURLEncoding.EncodeToString(raw))
 	if len(v) > maxFlash {
 		return false
 	}
@@ -72,8 +102,14 @@ func (s *server) takeFlash(c *gin.Context, forPage func(flash) bool) (flash, boo
 	if err != nil || v == "" {
 		return flash{}, false
 	}
+	payload, ok := s.signIn.verifiedFlash(v)
+	if !ok {
+		// Not ours: shown nowhere, and forgotten.
+		s.signIn.clearCookie(c, s.signIn.flashCookie())
+		return flash{}, false
+	}
 	var f flash
-	raw, err := base64.RawURLEncoding.DecodeString(v)
+	raw, err := base64.RawURLEncoding.DecodeString(payload)
 	if err != nil || json.Unmarshal(raw, &f) != nil || !forPage(f) {
 		return flash{}, false
 	}

@@ -21,7 +21,7 @@ func TestDesk_NoteDoesNotBlockADecision(t *testing.T) {
 	if _, err := d.ledger.AddNote(ctx, testPeople["bob"], op.ID, domain.Note{Text: "asked the CRM team"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.ledger.Assign(ctx, testPeople["bob"], op.ID, domain.Assign{Assignee: "bob@example.com", Reason: "mine"}); err != nil {
+	if _, err := d.ledger.Assign(ctx, testPeople["bob"], op.ID, domain.Assign{To: testPeople["bob"].Person(), Reason: "mine"}); err != nil {
 		t.Fatal(err)
 	}
 	retry := url.Values{"form": {"retry"}, "action": {"retry"}, "expected_version": {seen}, "reason": {"owner fixed"}}
@@ -140,7 +140,7 @@ func TestDesk_JSONErrorLineAndColumn(t *testing.T) {
 func TestDesk_AssignedElsewhereWarning(t *testing.T) {
 	d := newDesk(t)
 	op := d.intoDesk("evt_1:crm_task", false)
-	if _, err := d.ledger.Assign(context.Background(), testPeople["bob"], op.ID, domain.Assign{Assignee: "bob@example.com", Reason: "mine"}); err != nil {
+	if _, err := d.ledger.Assign(context.Background(), testPeople["bob"], op.ID, domain.Assign{To: testPeople["bob"].Person(), Reason: "mine"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := d.get("ada", "/desk/operations/"+op.ID).text("assigned-elsewhere"); !strings.Contains(got, "bob@example.com has taken this item") {

@@ -33,7 +33,13 @@ var testPeople = map[string]domain.Actor{
 	"aud": {Kind: domain.ActorPerson, Name: "Audra Auditor", Email: "audra@example.com", Subject: "aud", Role: domain.RoleAuditor},
 	// Ada again, after her provider changed her email.
 	"ada2": {Kind: domain.ActorPerson, Name: "Ada Lovelace", Email: "ada.l@example.com", Subject: "ada", Role: domain.RoleApprover},
+	// Someone else with Ada's first email, at another identity provider.
+	"ada3": {Kind: domain.ActorPerson, Name: "Ada Other", Email: "ada@example.com", Issuer: "https://other.example.com", Subject: "ada",
+		Role: domain.RoleApprover},
 }
+
+// testCookieKey signs the test desk's flash cookies.
+var testCookieKey = []byte("0123456789abcdef0123456789abcdef")
 
 var testWorkflow = domain.Actor{Kind: domain.ActorWorkflow, Name: "shop", Namespace: "campaigns"}
 
@@ -63,7 +69,7 @@ func newDesk(t testing.TB) *desk {
 	l := domain.NewLedger(st, testCards())
 	// signIn with no OIDC: the development sign-in's banner shows, as it
 	// would on a laptop.
-	s := &server{ledger: l, log: slog.New(slog.NewTextHandler(io.Discard, nil)), signIn: &signIn{}}
+	s := &server{ledger: l, log: slog.New(slog.NewTextHandler(io.Discard, nil)), signIn: &signIn{cookieKey: testCookieKey}}
 	e := gin.New()
 	e.Use(securityHeaders, func(c *gin.Context) {
 		if p, ok := testPeople[c.GetHeader("X-Test-Person")]; ok {
@@ -136,7 +142,8 @@ func (p answer) refused(status int) answer {
 	if cookie == nil {
 		p.t.Fatalf("the refusal left no flash: %v", p.header)
 	}
-	raw, _ := base64.RawURLEncoding.DecodeString(cookie.Value)
+	payload, _, _ := strings.Cut(cookie.Value, ".") // the JSON, then its signature
+	raw, _ := base64.RawURLEncoding.DecodeString(payload)
 	var f flash
 	if err := json.Unmarshal(raw, &f); err != nil || f.Status != status {
 		p.t.Fatalf("flash %s (%v): status %d, want %d", raw, err, f.Status, status)

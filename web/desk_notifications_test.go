@@ -120,7 +120,7 @@ func TestDesk_OverviewRecovery(t *testing.T) {
 	b := d.intoDesk("evt_2:b", true)
 	d.intoDesk("evt_3:c", false)
 	ctx := context.Background()
-	if _, err := d.ledger.Assign(ctx, testPeople["ada"], b.ID, domain.Assign{Assignee: "ada@example.com", Reason: "mine"}); err != nil {
+	if _, err := d.ledger.Assign(ctx, testPeople["ada"], b.ID, domain.Assign{To: testPeople["ada"].Person(), Reason: "mine"}); err != nil {
 		t.Fatal(err)
 	}
 	clock = clock.Add(10 * time.Minute)

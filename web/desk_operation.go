@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -39,7 +40,7 @@ func (s *server) showOperation(c *gin.Context, status int, p pages.Problem, d pa
 		return
 	}
 	v := operationView(it, me(c))
-	s.withPeople(c, &v)
+	s.withPeople(c, &v, it.Op)
 	v.Notifications = s.operationNotifications(c, it.Op.ID)
 	v.Frame = s.frameFor(c, it.Op.Key, "queue")
 	v.Problem, v.Draft = p, d
@@ -55,7 +56,7 @@ func (s *server) showDone(c *gin.Context, done string) {
 		return
 	}
 	v := operationView(it, me(c))
-	s.withPeople(c, &v)
+	s.withPeople(c, &v, it.Op)
 	v.Frame = s.frameFor(c, it.Op.Key, "queue")
 	v.Done, v.Back = done, "/desk/queue"
 	q, _ := queueQuery(pages.QueueFilter{}, me(c), "", time.Now())
@@ -238,7 +239,7 @@ func retention(it domain.DeskItem) pages.Retention {
 // allowed are the decisions the state and the viewer's role allow; the
 // Ledger decides again when the form is posted.
 func allowed(op domain.Operation, card domain.Card, person domain.Actor, versions []domain.ContentVersion) pages.Actions {
-	a := pages.Actions{Me: person.Identity()}
+	a := pages.Actions{Me: personValue(person.Person())}
 	if !person.Role.AtLeast(domain.RoleOperator) {
 		return a
 	}
@@ -260,7 +261,7 @@ func allowed(op domain.Operation, card domain.Card, person domain.Actor, version
 		}
 	}
 	a.OwnRevision = current.RevisedBy(person)
-	a.AssignedElsewhere = op.Assignee != "" && !strings.EqualFold(op.Assignee, a.Me) &&
+	a.AssignedElsewhere = op.Assignee != "" && !op.AssignedTo(person) &&
 		(a.Retry || a.Cancel || a.ConfirmExecuted || a.Approve)
 	return a
 }
@@ -268,7 +269,7 @@ func allowed(op domain.Operation, card domain.Card, person domain.Actor, version
 // withPeople offers the people the item can be assigned to: those who
 // signed in with a role that can decide, the viewer and the current
 // assignee always among them.
-func (s *server) withPeople(c *gin.Context, v *pages.OperationView) {
+func (s *server) withPeople(c *gin.Context, v *pages.OperationView, op domain.Operation) {
 	if !v.Actions.Assign {
 		return
 	}
@@ -276,22 +277,50 @@ func (s *server) withPeople(c *gin.Context, v *pages.OperationView) {
 	if err != nil {
 		s.log.Warn("listing the people to assign to", "err", err)
 	}
-	v.Actions.People = peopleOptions(ps, me(c), v.Op.Assignee)
+	v.Actions.People = peopleOptions(ps, me(c), op)
 }
 
-func peopleOptions(ps []domain.Person, viewer domain.Actor, assignee string) []pages.PersonOption {
+// peopleOptions are the people to choose from, each named by (issuer,
+// subject): the viewer first, then everyone else, and the current assignee
+// when the list left them out.
+func peopleOptions(ps []domain.Person, viewer domain.Actor, op domain.Operation) []pages.PersonOption {
 	var out []pages.PersonOption
 	seen := map[string]bool{}
 	add := func(value, label string) {
-		if value != "" && !seen[strings.ToLower(value)] {
-			seen[strings.ToLower(value)] = true
+		if value != "" && !seen[value] {
+			seen[value] = true
 			out = append(out, pages.PersonOption{Value: value, Label: label})
 		}
 	}
-	add(viewer.Identity(), domain.Person{Email: viewer.Email, Subject: viewer.Subject, Name: viewer.Name}.Label()+" (you)")
+	add(personValue(viewer.Person()), domain.Person{Email: viewer.Email, Subject: viewer.Subject, Name: viewer.Name}.Label()+" (you)")
 	for _, p := range ps {
-		add(p.Identity(), p.Label())
+		add(personValue(p), p.Label())
 	}
-	add(assignee, assignee+" (assigned now)")
+	switch {
+	case op.AssigneeSubject != "":
+		add(personValue(domain.Person{Issuer: op.AssigneeIssuer, Subject: op.AssigneeSubject}), op.Assignee+" (assigned now)")
+	case op.Assignee != "" && !slices.ContainsFunc(out, func(o pages.PersonOption) bool { return o.Label == op.Assignee }):
+		add(op.Assignee, op.Assignee+" (assigned now)") // an assignment recorded by identity only
+	}
 	return out
+}
+
+// personValue names a person in a form: their issuer and subject, which
+// personOf reads back. An email would not do: two people may share one.
+func personValue(p domain.Person) string {
+	if p.Subject == "" {
+		return p.Identity() // a person without a subject: only an identity names them
+	}
+	return url.Values{"iss": {p.Issuer}, "sub": {p.Subject}}.Encode()
+}
+
+// personFrom reads what a form chose: a personValue, or an identity typed
+// in, which the Ledger resolves.
+func (s *server) personFrom(ctx context.Context, viewer domain.Actor, v string) (domain.Person, error) {
+	if strings.HasPrefix(v, "iss=") {
+		if q, err := url.ParseQuery(v); err == nil && q.Get("sub") != "" {
+			return domain.Person{Issuer: q.Get("iss"), Subject: q.Get("sub")}, nil
+		}
+	}
+	return s.ledger.Assignee(ctx, viewer, v)
 }

@@ -55,7 +55,7 @@ func overviewView(sum domain.DeskSummary) pages.OverviewView {
 		v.Latest = append(v.Latest, pages.EntryRow{ID: e.OperationID, Key: e.Key, Type: e.Type, State: e.State.String(), At: e.At})
 	}
 	if sum.Oldest != nil {
-		r := queueRow(*sum.Oldest, domain.Card{}, sum.Now, "")
+		r := queueRow(*sum.Oldest, domain.Card{}, sum.Now, nil)
 		v.Oldest = &r
 	}
 	return v

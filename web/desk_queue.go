@@ -58,7 +58,7 @@ func (s *server) listPage(c *gin.Context, all bool) {
 		now := time.Now()
 		for _, op := range ops {
 			card, _ := s.ledger.Cards.Get(op.Type)
-			v.Rows = append(v.Rows, queueRow(op, card, now, person.Identity()))
+			v.Rows = append(v.Rows, queueRow(op, card, now, &person))
 		}
 		if next != "" {
 			v.Next = listURL(v.Path(), f, next)
@@ -102,7 +102,7 @@ func queueQuery(f pages.QueueFilter, person domain.Actor, cursor string, now tim
 		q.Error = &k
 	}
 	if f.Mine {
-		q.Assignee = person.Identity()
+		q.HeldBy = &person
 	}
 	if f.Age != "" {
 		d, err := parseAge(f.Age)
@@ -176,11 +176,11 @@ func (s *server) queueOptions() (states, types, providers, ages []pages.Option) 
 }
 
 // queueRow is one desk item as the queue shows it.
-func queueRow(op domain.Operation, card domain.Card, now time.Time, me string) pages.QueueRow {
+func queueRow(op domain.Operation, card domain.Card, now time.Time, me *domain.Actor) pages.QueueRow {
 	r := pages.QueueRow{ID: op.ID, Key: op.Key, Type: op.Type, Provider: card.Provider, Namespace: op.Namespace,
 		EventID: op.EventID, State: op.State.String(), Assignee: op.Assignee, Attempts: op.Attempts,
 		Version: op.Version, CreatedAt: op.CreatedAt, Since: op.CreatedAt,
-		NextDecision: nextDecision(op), Mine: me != "" && op.Assignee == me}
+		NextDecision: nextDecision(op), Mine: me != nil && op.AssignedTo(*me)}
 	if op.DeskEnteredAt != nil { // an item's age is how long it has waited for a person
 		r.Since = *op.DeskEnteredAt
 	}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"crypto/rand"
 	"errors"
 	"net/http"
 	"net/url"
@@ -22,6 +23,7 @@ type signIn struct {
 	sessionCookie, loginCookie string
 	secure                     bool
 	csrf                       gin.HandlerFunc
+	cookieKey                  []byte // signs the flash (desk_flash.go)
 }
 
 func newSignIn(cfg SignIn) (*signIn, error) {
@@ -41,6 +43,15 @@ func newSignIn(cfg SignIn) (*signIn, error) {
 		return nil, err
 	}
 	si.csrf = csrf
+	si.cookieKey = cfg.CookieKey
+	if len(si.cookieKey) == 0 {
+		si.cookieKey = make([]byte, 32)
+		if _, err := rand.Read(si.cookieKey); err != nil {
+			return nil, err
+		}
+	} else if len(si.cookieKey) < 32 {
+		return nil, errors.New("web: Config.SignIn.CookieKey must be at least 32 bytes")
+	}
 	return si, nil
 }
 

@@ -103,6 +103,13 @@ func (c signInConfig) wire(ctx context.Context, addr string, s *store.Store) (we
 	sessions := auth.NewSessions(s, s)
 	sessions.Idle, sessions.Absolute = c.IdleTimeout, c.AbsoluteTimeout
 	si := web.SignIn{Sessions: sessions, PublicURL: c.PublicURL, SessionMaxAge: c.AbsoluteTimeout}
+	// The database's key signs the desk's flash cookie: every replica
+	// verifies what another signed.
+	key, err := s.ServerKey(ctx, "desk-cookies")
+	if err != nil {
+		return si, nil, err
+	}
+	si.CookieKey = key
 	if c.Issuer == "" {
 		if err := auth.CheckLoopback(addr); err != nil {
 			return si, nil, fmt.Errorf("no HANDOFF_OIDC_ISSUER is set: %w", err)

@@ -99,9 +99,9 @@ type RelatedRow struct{ ID, Key, Type, State string }
 type Actions struct {
 	ConfirmExecuted, ConfirmNotExecuted, Retry, Cancel bool
 	Assign, Note, Revise, Approve                      bool
-	Me                                                 string
-	OwnRevision                                        bool // the viewer made the current content version
-	RetryNeedsApproval                                 bool // retrying sends a revised snapshot to approval first
+	Me                                                 string // the viewer's PersonOption value
+	OwnRevision                                        bool   // the viewer made the current content version
+	RetryNeedsApproval                                 bool   // retrying sends a revised snapshot to approval first
 	// RetryRisk names the risk of a re-send the provider does not
 	// deduplicate; a retry then needs a second confirmation.
 	RetryRisk string
@@ -116,8 +116,9 @@ type Actions struct {
 	Loop bool
 }
 
-// PersonOption is one person to choose: Value is what the assignment
-// records, Label names them.
+// PersonOption is one person to choose: Value names them by (issuer,
+// subject), so that two people with one email cannot be confused; Label
+// shows who they are.
 type PersonOption struct{ Value, Label string }
 
 // Problem is why the last action was refused.
