@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -73,7 +74,7 @@ func parseBatch(data []byte) (domain.Batch, error) {
 	var err error
 	if req.Decision.Action != "" {
 		if b.Action, err = domain.ParseResolveAction(req.Decision.Action); err != nil {
-			errs.add("decision.action", "must be retry, cancel or confirm_not_executed")
+			errs.add("decision.action", "must be one of %s", strings.Join(enumValues["batch_actions"], ", "))
 		}
 	}
 	if req.Decision.Then != "" {
