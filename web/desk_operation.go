@@ -75,6 +75,11 @@ func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView 
 	op := it.Op
 	v := pages.OperationView{Op: opFacts(op), NextDecision: nextDecision(op), Card: cardView(it.Card),
 		Retention: retention(it), Actions: allowed(op, it.Card, person, it.Versions, it.Now)}
+	if v.Actions.ResendSameKey {
+		// The safe decision needs no finding out: say it first.
+		v.NextDecision = "Re-send it under the same provider key, which the provider still deduplicates; " +
+			"or look the key up at the provider and confirm whether it was executed."
+	}
 	if op.ProviderKeyFirstSentAt != nil {
 		// Nothing to look up at the provider for a key never sent.
 		v.LookupLink = it.Card.LookupLink(op.ProviderKey)

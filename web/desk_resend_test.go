@@ -69,6 +69,9 @@ func TestDesk_ResendSameKey(t *testing.T) {
 	if first := firstAction(p.one("actions")); first != offer {
 		t.Fatalf("the first decision offered is %q, want the re-send", attr(first, "data-testid"))
 	}
+	if got := p.text("next-decision"); !strings.Contains(got, "Re-send it under the same provider key") {
+		t.Fatalf("next decision: %q", got)
+	}
 	if hasAttr(p.one("action-confirm-executed"), "open") {
 		t.Fatal("confirm executed is open too: the re-send is the primary decision")
 	}
