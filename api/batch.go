@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -81,7 +82,7 @@ func parseBatch(data []byte) (batchBody, error) {
 	var err error
 	if req.Decision.Action != "" {
 		if b.Action, err = domain.ParseResolveAction(req.Decision.Action); err != nil {
-			errs.add("decision.action", "must be retry, cancel or confirm_not_executed")
+			errs.add("decision.action", "must be one of %s", strings.Join(enumValues["batch_actions"], ", "))
 		}
 	}
 	if req.Decision.Then != "" {

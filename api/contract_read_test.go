@@ -129,7 +129,7 @@ func TestContract_Events(t *testing.T) {
 func TestContract_OperationTypes(t *testing.T) {
 	x := newHarness(t)
 	list := x.do("GET", "/v1/operation-types", x.tok, nil).ok(200)["items"].([]any)
-	if len(list) != 2 || list[0].(map[string]any)["name"] != "coupon.issue" {
+	if len(list) != len(contractCards()) || list[0].(map[string]any)["name"] != "coupon.issue" {
 		t.Fatalf("types %v", list)
 	}
 	card := x.do("GET", "/v1/operation-types/crm.task.create", x.tok, nil).ok(200)

@@ -32,7 +32,15 @@ func contractCards() domain.Cards {
 		NotifyURL: "https://hooks.example.com/secret-path"}
 	coupon := crm
 	coupon.Name, coupon.Provider, coupon.RequiresApproval = "coupon.issue", "shop", true
-	return domain.Cards{crm.Name: crm, coupon.Name: coupon}
+	// A mailer that deduplicates by key for a day, with one attempt: a
+	// doubtful send lands on the desk while the key is still retained.
+	mail := crm
+	mail.Name, mail.Provider, mail.ProviderIdempotency, mail.ProviderKeyRetention = "mail.send", "mailer", domain.IdempotencyKey, 24*time.Hour
+	mail.Retry.MaxAttempts = 1
+	// The same mailer for a type whose key it forgets at once.
+	brief := mail
+	brief.Name, brief.ProviderKeyRetention = "mail.brief", time.Microsecond
+	return domain.Cards{crm.Name: crm, coupon.Name: coupon, mail.Name: mail, brief.Name: brief}
 }
 
 // people stands in for the OIDC verifier that comes later: the bearer is

@@ -129,6 +129,10 @@ func TestDecode_accepts(t *testing.T) {
 	if err != nil || s.RetryAfter != 20*time.Second || s.Error.Class != domain.ClassRateLimited {
 		t.Fatalf("settle: %+v, %v", s, err)
 	}
+	r, err := parseResolve([]byte(`{"action":"resend_same_key","reason":"the mailer dedups by key","expected_version":4}`))
+	if err != nil || r.Action != domain.ResolveResendSameKey || r.ExpectedVersion != 4 {
+		t.Fatalf("resolve resend_same_key: %+v, %v", r, err)
+	}
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	q, err := parseListQuery("state=unknown_outcome&state=failed_terminal&older_than=2d&limit=10", now)
 	if err != nil || len(q.States) != 2 || q.Limit != 10 || !q.CreatedBefore.Equal(now.Add(-48*time.Hour)) {

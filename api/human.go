@@ -15,7 +15,7 @@ import (
 // notes and approvals (which name their content version) may omit it.
 
 type resolveRequest struct {
-	Action          string      `json:"action" schema:"required,enum=resolve_actions"`
+	Action          string      `json:"action" schema:"required,enum=resolve_actions" doc:"resend_same_key re-sends an unknown_outcome under the same provider key, only while the card's provider deduplicates by key and the key is inside provider_key_retention"`
 	Then            string      `json:"then" schema:"enum=then_actions" doc:"after confirm_not_executed"`
 	Result          *resultJSON `json:"result" doc:"the provider's reference, with confirm_executed"`
 	Reason          string      `json:"reason" schema:"required,minlen=1,maxlen=2000"`

@@ -136,3 +136,25 @@ func TestNew_sharedRegistry(t *testing.T) {
 	newTestEngine(t, Config{Registry: reg})
 	newTestEngine(t, Config{Registry: reg})
 }
+
+// TestOpenAPI_resendSameKey: the document offers a person's re-send under
+// the same provider key, to resolve and to a batch's resolve, and says when.
+func TestOpenAPI_resendSameKey(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromData(serveOpenAPI(t, newTestEngine(t, Config{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolve, batch := doc.Components.Schemas["ResolveRequest"], doc.Components.Schemas["BatchRequest"]
+	if resolve == nil || batch == nil || batch.Value.Properties["decision"] == nil {
+		t.Fatalf("components/schemas lacks ResolveRequest or BatchRequest.decision")
+	}
+	for name, s := range map[string]*openapi3.SchemaRef{"ResolveRequest": resolve, "BatchRequest.decision": batch.Value.Properties["decision"]} {
+		p := s.Value.Properties["action"]
+		if p == nil || !slices.Contains(p.Value.Enum, any("resend_same_key")) {
+			t.Errorf("%s.action does not offer resend_same_key: %+v", name, p)
+		}
+	}
+	if d := doc.Components.Schemas["ResolveRequest"].Value.Properties["action"].Value.Description; !strings.Contains(d, "provider_key_retention") {
+		t.Errorf("ResolveRequest.action says nothing of when a re-send is allowed: %q", d)
+	}
+}

@@ -36,7 +36,7 @@ type BatchItem struct {
 type Batch struct {
 	Items    []BatchItem
 	Kind     BatchKind
-	Action   ResolveAction // resolve: retry, cancel or confirm_not_executed
+	Action   ResolveAction // resolve: retry, cancel, confirm_not_executed or resend_same_key
 	Then     ResolveAction // after confirm_not_executed: retry or cancel
 	Assignee Person        // assign: the zero Person unassigns
 	Reason   string        // the reason of every item's decision; a note's text
@@ -126,7 +126,7 @@ func (b Batch) validate() error {
 	switch b.Kind {
 	case BatchResolve:
 		switch b.Action {
-		case ResolveRetry, ResolveCancel:
+		case ResolveRetry, ResolveCancel, ResolveResendSameKey:
 		case ResolveConfirmNotExecuted:
 			if b.Then != ResolveRetry && b.Then != ResolveCancel {
 				errs = append(errs, FieldError{"decision.then", "must be retry or cancel"})
@@ -134,7 +134,7 @@ func (b Batch) validate() error {
 		case ResolveConfirmExecuted:
 			errs = append(errs, FieldError{"decision.action", "confirm_executed needs each item's own provider reference: decide it item by item"})
 		default:
-			errs = append(errs, FieldError{"decision.action", "must be retry, cancel or confirm_not_executed"})
+			errs = append(errs, FieldError{"decision.action", "must be retry, cancel, confirm_not_executed or resend_same_key"})
 		}
 	case BatchAssign, BatchNote:
 	default:

@@ -278,10 +278,18 @@ func (c Card) IsRetryable(class ErrorClass) bool { return slices.Contains(c.Retr
 // ResendSafe reports whether re-sending is proven safe because the provider
 // deduplicates by key and the key is still inside its retention window.
 func (c Card) ResendSafe(firstSent *time.Time, now time.Time) bool {
+	until, ok := c.DedupUntil(firstSent)
+	return ok && now.Before(until)
+}
+
+// DedupUntil is when the provider forgets the key first sent at firstSent:
+// until then a re-send under it is deduplicated. ok is false when the
+// provider does not deduplicate by key or nothing was sent.
+func (c Card) DedupUntil(firstSent *time.Time) (until time.Time, ok bool) {
 	if c.ProviderIdempotency == IdempotencyNone || firstSent == nil || c.ProviderKeyRetention <= 0 {
-		return false
+		return time.Time{}, false
 	}
-	return now.Before(firstSent.Add(c.ProviderKeyRetention))
+	return firstSent.Add(c.ProviderKeyRetention), true
 }
 
 // lookupPlaceholder is replaced by the provider key in a card's lookup URL.

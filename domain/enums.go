@@ -173,10 +173,13 @@ var (
 	ResolveConfirmNotExecuted = ResolveAction{"confirm_not_executed"}
 	ResolveRetry              = ResolveAction{"retry"}
 	ResolveCancel             = ResolveAction{"cancel"}
+	// ResolveResendSameKey sends an unknown outcome back to be retried under
+	// the same provider key, allowed only while the provider deduplicates it.
+	ResolveResendSameKey = ResolveAction{"resend_same_key"}
 )
 
 // ResolveActions lists every resolve action.
-var ResolveActions = []ResolveAction{ResolveConfirmExecuted, ResolveConfirmNotExecuted, ResolveRetry, ResolveCancel}
+var ResolveActions = []ResolveAction{ResolveConfirmExecuted, ResolveConfirmNotExecuted, ResolveRetry, ResolveCancel, ResolveResendSameKey}
 
 func (a ResolveAction) String() string { return a.s }
 

@@ -36,7 +36,7 @@ func (l *Ledger) decideAsPerson(ctx context.Context, actor Actor, min Role, id s
 func (l *Ledger) Resolve(ctx context.Context, actor Actor, id string, r Resolve) (Operation, error) {
 	errs := validReason("reason", r.Reason)
 	if r.Action == (ResolveAction{}) {
-		errs = append(errs, FieldError{"action", "must be confirm_executed, confirm_not_executed, retry or cancel"})
+		errs = append(errs, FieldError{"action", "must be confirm_executed, confirm_not_executed, retry, cancel or resend_same_key"})
 	}
 	errs = append(errs, checkResult(r.Result)...)
 	// What the body needs whatever the state: 400 before any 409.

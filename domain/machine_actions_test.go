@@ -247,6 +247,8 @@ func (m *machine) resolve(t *rapid.T) {
 	case st == domain.UnknownOutcome && a == domain.ResolveConfirmNotExecuted,
 		st == domain.FailedTerminal && a == domain.ResolveCancel:
 		want = domain.Cancelled
+	case st == domain.UnknownOutcome && a == domain.ResolveResendSameKey && m.resendSafe():
+		want = domain.FailedRetryable // due now, guarded by the key's retention
 	default:
 		refusedWith(t, err, domain.EInvalidTransition, fmt.Sprintf("resolve %s in %s", a, st))
 		return
@@ -254,6 +256,10 @@ func (m *machine) resolve(t *rapid.T) {
 	accepted(t, err, "resolve")
 	if ch.Op.State != want {
 		t.Fatalf("resolve %s+%s in %s → %s, want %s", r.Action, r.Then, before.State, ch.Op.State, want)
+	}
+	if a := r.Action; a == domain.ResolveResendSameKey && (ch.Op.LastError == nil || ch.Op.LastError.Code != domain.CodeResendGuarded ||
+		ch.Op.NextRetryAt == nil || ch.Op.NextRetryAt.After(m.now) || ch.Op.ProviderKey != before.ProviderKey) {
+		t.Fatalf("resend_same_key left error %+v, next retry %v, provider key %q", ch.Op.LastError, ch.Op.NextRetryAt, ch.Op.ProviderKey)
 	}
 }
 

@@ -138,7 +138,7 @@ func (m *machine) catchUp(t *rapid.T) {
 	if due == nil {
 		return
 	}
-	before := m.op
+	before, now := m.op, m.now
 	_, ch, err := m.do(t, domain.System, due)
 	if err != nil {
 		t.Fatalf("%T refused: %v", due, err)
@@ -150,9 +150,27 @@ func (m *machine) catchUp(t *rapid.T) {
 		want = domain.UnknownOutcome
 	case expire && before.State == domain.Processing && (m.budget >= m.card.Retry.MaxAttempts || m.elapsedExhausted()):
 		want = domain.FailedTerminal // every worker died before begin: bounded too
+	case expire && before.State == domain.ActionPending && m.resendSafeAt(now) && !m.exhaustedAt(now):
+		// The system policy: the provider deduplicates by key and still
+		// remembers this one, so a re-send is retried rather than asked.
+		want = domain.FailedRetryable
 	}
 	if ch.Op.State != want {
 		t.Fatalf("%T in %s → %s, want %s", due, before.State, ch.Op.State, want)
+	}
+	if expire && before.State == domain.ActionPending {
+		// The doubt is recorded first, whatever the policy then does.
+		if e := ch.Events[0]; e.Action != "lease_expired" || e.ToState != domain.UnknownOutcome.String() {
+			t.Fatalf("lease expiry after begin recorded as %s → %s, want lease_expired → unknown_outcome", e.Action, e.ToState)
+		}
+		if want == domain.FailedRetryable {
+			e := ch.Events[len(ch.Events)-1]
+			if len(ch.Events) != 2 || e.Action != domain.CodeResendGuarded || e.Actor.Kind != domain.ActorSystem ||
+				!bytes.Contains(e.Detail, []byte(`"dedup_until":"`+m.firstSent.Add(m.card.ProviderKeyRetention).UTC().Format(time.RFC3339Nano))) ||
+				ch.Op.LastError.Code != domain.CodeResendGuarded || ch.Op.NextRetryAt == nil {
+				t.Fatalf("policy resend recorded as %d events, last %s by %s detail %s, error %+v", len(ch.Events), e.Action, e.Actor.Kind, e.Detail, ch.Op.LastError)
+			}
+		}
 	}
 	if exhaust && ch.Op.LastError.Code != "retries_exhausted" {
 		t.Fatalf("exhausted with last error %+v", ch.Op.LastError)
@@ -165,9 +183,17 @@ func (m *machine) elapsedExhausted() bool {
 
 // guarded: the operation is retryable only because the provider deduplicates
 // by key; the guard lapses with the key's retention.
-func (m *machine) resendSafe() bool {
+func (m *machine) resendSafe() bool { return m.resendSafeAt(m.now) }
+
+func (m *machine) resendSafeAt(now time.Time) bool {
 	return m.card.ProviderIdempotency != domain.IdempotencyNone && m.firstSent != nil &&
-		m.now.Before(m.firstSent.Add(m.card.ProviderKeyRetention))
+		now.Before(m.firstSent.Add(m.card.ProviderKeyRetention))
+}
+
+// exhaustedAt is the card's attempt or elapsed-time limit, as the model counts.
+func (m *machine) exhaustedAt(now time.Time) bool {
+	return m.budget >= m.card.Retry.MaxAttempts ||
+		(m.card.Retry.MaxElapsed > 0 && m.firstAttempt != nil && now.Sub(*m.firstAttempt) >= m.card.Retry.MaxElapsed)
 }
 
 // do decides cmd on the current operation and writes the change. Nothing is
@@ -245,6 +271,13 @@ func (m *machine) record(t *rapid.T, before domain.Operation, cmd domain.Command
 			}
 			m.sent = false
 		}
+	case domain.ExpireLease:
+		if before.State == domain.ActionPending && n.State != domain.UnknownOutcome {
+			if n.State != domain.FailedRetryable || !m.resendSafe() {
+				t.Fatalf("a lease that expired after begin led to %s without proof that re-sending is safe (invariant 3)", n.State)
+			}
+			m.sent, m.guarded = false, true
+		}
 	case domain.Reconcile:
 		if n.State == domain.FailedRetryable || n.State == domain.FailedTerminal {
 			if c.Found || !m.card.LookupAuthoritative {
@@ -255,6 +288,12 @@ func (m *machine) record(t *rapid.T, before domain.Operation, cmd domain.Command
 	case domain.Resolve:
 		if n.State == domain.Received || n.State == domain.AwaitingApproval { // a person confirmed or fixed it
 			m.sent, m.budget, m.firstAttempt, m.guarded = false, 0, nil, false
+		}
+		if n.State == domain.FailedRetryable { // a person re-sends under the same provider key
+			if c.Action != domain.ResolveResendSameKey || !m.resendSafe() {
+				t.Fatalf("resolve %s re-opened the operation under the key outside its retention (invariant 3)", c.Action)
+			}
+			m.sent, m.budget, m.firstAttempt, m.guarded = false, 0, nil, true
 		}
 	case domain.Approve:
 		m.runnable = bytes.Clone(n.Content)

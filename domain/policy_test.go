@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -176,16 +177,26 @@ func TestDueExhaustsRetriesWhenTheElapsedLimitPasses(t *testing.T) {
 
 func TestDueExpiresLeases(t *testing.T) {
 	for _, tt := range []struct {
+		name string
 		from domain.State
 		card func(*domain.Card)
 		want domain.State
 	}{
-		{from: domain.Processing, want: domain.Received}, // nothing was sent
-		{from: domain.ActionPending, want: domain.UnknownOutcome},
-		// Even a provider that dedups within retention gets no silent retry.
-		{from: domain.ActionPending, card: withKeyDedup(domain.IdempotencyKey, 24*time.Hour), want: domain.UnknownOutcome},
+		{name: "processing", from: domain.Processing, want: domain.Received}, // nothing was sent
+		{name: "action_pending", from: domain.ActionPending, want: domain.UnknownOutcome},
+		// A provider that dedups by key and still remembers it: the system
+		// policy re-sends under the same key (the doubt is still recorded).
+		{name: "action_pending_dedup_inside_retention", from: domain.ActionPending,
+			card: withKeyDedup(domain.IdempotencyKey, 24*time.Hour), want: domain.FailedRetryable},
+		// Sent 5s before t0, the lease ends at t0+20s: a 25s retention has closed.
+		{name: "action_pending_dedup_retention_closed", from: domain.ActionPending,
+			card: withKeyDedup(domain.IdempotencyKey, 25*time.Second), want: domain.UnknownOutcome},
+		// Out of attempts (3 of 3): a person decides, even inside retention.
+		{name: "action_pending_dedup_exhausted", from: domain.ActionPending,
+			card: func(c *domain.Card) { withKeyDedup(domain.IdempotencyKey, 24*time.Hour)(c); c.Retry.MaxAttempts = 3 },
+			want: domain.UnknownOutcome},
 	} {
-		t.Run(tt.from.String(), func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			card := testCard()
 			if tt.card != nil {
 				tt.card(&card)
@@ -293,6 +304,71 @@ func TestResendSafe(t *testing.T) {
 			}
 			if got := card.ResendSafe(tt.sent, t0); got != tt.want {
 				t.Fatalf("ResendSafe = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestExpireAfterBeginResendsWithinRetention: the timeline of the system
+// policy tells what happened — the lease expired after begin, so the outcome
+// was unknown — and then why nobody was asked: the provider deduplicates by
+// key until a time the event names.
+func TestExpireAfterBeginResendsWithinRetention(t *testing.T) {
+	card := testCard()
+	withKeyDedup(domain.IdempotencyKey, 24*time.Hour)(&card)
+	op := fixture(domain.ActionPending) // first sent t0-5s, lease until t0+20s
+	now := t0.Add(20 * time.Second)
+	ch, err := domain.Decide(op, domain.ExpireLease{}, newEnv(card, now, domain.System))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ch.Events) != 2 {
+		t.Fatalf("%d events, want lease_expired then resend_within_retention", len(ch.Events))
+	}
+	first, second := ch.Events[0], ch.Events[1]
+	if first.Action != "lease_expired" || first.FromState != "action_pending" || first.ToState != "unknown_outcome" {
+		t.Fatalf("first event %s %s → %s", first.Action, first.FromState, first.ToState)
+	}
+	until := t0.Add(-5 * time.Second).Add(24 * time.Hour).UTC().Format(time.RFC3339)
+	if second.Action != domain.CodeResendGuarded || second.FromState != "unknown_outcome" || second.ToState != "failed_retryable" ||
+		second.Actor.Kind != domain.ActorSystem || !strings.Contains(string(second.Detail), `"dedup_until":"`+until+`"`) {
+		t.Fatalf("second event %s %s → %s by %s, detail %s", second.Action, second.FromState, second.ToState, second.Actor.Kind, second.Detail)
+	}
+	n := ch.Op
+	if n.LastError == nil || n.LastError.Code != domain.CodeResendGuarded || n.NextRetryAt == nil || n.ProviderKey != op.ProviderKey ||
+		!n.ProviderKeyFirstSentAt.Equal(*op.ProviderKeyFirstSentAt) || n.Version != op.Version+2 || ch.FromVersion != op.Version {
+		t.Fatalf("after the policy: error %+v next %v key %q first sent %v version %d from %d", n.LastError, n.NextRetryAt,
+			n.ProviderKey, n.ProviderKeyFirstSentAt, n.Version, ch.FromVersion)
+	}
+	// Invariant 3 holds through the guard: once the key has left its
+	// retention, the next claim is refused and the item goes to a person.
+	later := t0.Add(25 * time.Hour)
+	if _, ok := domain.Due(n, card, later).(domain.LapseResend); !ok {
+		t.Fatalf("Due after the retention window = %#v, want LapseResend", domain.Due(n, card, later))
+	}
+}
+
+// TestResendSameKeyRefusalSaysWhy: a refused re-send names the reason a
+// person can act on — the provider does not deduplicate, or when the key
+// left its retention window.
+func TestResendSameKeyRefusalSaysWhy(t *testing.T) {
+	op := fixture(domain.UnknownOutcome) // first sent t0-5m
+	r := domain.Resolve{Action: domain.ResolveResendSameKey, Reason: "provider dedups", ExpectedVersion: op.Version}
+	for _, tt := range []struct {
+		name string
+		card func(*domain.Card)
+		want string
+	}{
+		{"no_dedup", func(*domain.Card) {}, "acme-crm does not deduplicate by key"},
+		{"retention_closed", withKeyDedup(domain.IdempotencyKey, time.Minute),
+			"the provider key left its retention window at " + t0.Add(-4*time.Minute).UTC().Format(time.RFC3339)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			card := testCard()
+			tt.card(&card)
+			_, err := domain.Decide(op, r, newEnv(card, t0, alice))
+			if domain.ErrorCode(err) != domain.EInvalidTransition || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want invalid_transition naming %q", err, tt.want)
 			}
 		})
 	}

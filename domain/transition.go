@@ -406,7 +406,35 @@ func decideExpire(op Operation, env Env) (Change, error) {
 	ch := begin(op, env, UnknownOutcome, "lease_expired")
 	ch.Op.LastError = &e
 	endLease(&ch, "lease_expired", &e)
+	resendWithinRetention(&ch, env)
 	return ch, nil
+}
+
+// resendWithinRetention is the system policy on an unknown outcome the
+// change just produced: when the provider deduplicates by key and still
+// remembers this one, re-sending under the same provider key cannot act
+// twice, so the operation is retried instead of handed to a person. It is
+// a second event, by the system, after the one that recorded the doubt, so
+// the timeline shows both what happened and why nobody was asked. Out of
+// retries it stays unknown_outcome: a person decides (resend_same_key is
+// theirs while the key is retained), as applyRetryLimits does for a settle.
+func resendWithinRetention(ch *Change, env Env) {
+	until, ok := env.Card.DedupUntil(ch.Op.ProviderKeyFirstSentAt)
+	if ch.Op.State != UnknownOutcome || !ok || !env.Now.Before(until) || RetriesExhausted(ch.Op, env.Card, env.Now) {
+		return
+	}
+	sys := env
+	sys.Actor = System
+	next := begin(ch.Op, sys, FailedRetryable, CodeResendGuarded)
+	e := *ch.Op.LastError
+	e.Code = CodeResendGuarded
+	e.Message = "the provider deduplicates by key until " + until.UTC().Format(time.RFC3339) + "; re-sent under the same provider key"
+	next.Op.LastError = &e
+	applyRetryLimits(&next, env, 0)
+	next.Events[0].Detail = detail(map[string]any{"policy": "provider deduplicates by key",
+		"dedup_until": until.UTC(), "provider_key": ch.Op.ProviderKey, "next_retry_at": next.Op.NextRetryAt})
+	ch.Op = next.Op
+	ch.Events = append(ch.Events, next.Events...)
 }
 
 func decideLapseResend(op Operation, env Env) (Change, error) {

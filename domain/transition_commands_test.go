@@ -2,6 +2,7 @@ package domain_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -217,6 +218,11 @@ func commands() []command {
 		{name: "resolve/retry", actor: alice, build: resolve(domain.ResolveRetry, domain.ResolveAction{}, 0), check: checkHumanRetry("retry")},
 		{name: "resolve/cancel", actor: alice, build: resolve(domain.ResolveCancel, domain.ResolveAction{}, 0), check: checkResolution("cancel")},
 		{name: "resolve/stale_expected_version", actor: alice, build: resolve(domain.ResolveRetry, domain.ResolveAction{}, -1)},
+		{name: "resolve/resend_same_key", actor: alice, card: withKeyDedup(domain.IdempotencyKey, 24*time.Hour),
+			build: resolve(domain.ResolveResendSameKey, domain.ResolveAction{}, 0), check: checkResendSameKey},
+		{name: "resolve/resend_same_key/no_dedup", actor: alice, build: resolve(domain.ResolveResendSameKey, domain.ResolveAction{}, 0)},
+		{name: "resolve/resend_same_key/retention_closed", actor: alice, card: withKeyDedup(domain.IdempotencyKey, 5*time.Minute),
+			build: resolve(domain.ResolveResendSameKey, domain.ResolveAction{}, 0)},
 
 		{name: "assign", actor: alice, build: assign(0), check: func(t *testing.T, b domain.Operation, ch domain.Change, env domain.Env) {
 			if ch.Op.Assignee != carol.Identity() || ch.Events[0].Reason != "on call" {
@@ -297,6 +303,30 @@ func checkHumanRetry(action string) func(*testing.T, domain.Operation, domain.Ch
 		if n := ch.Op; n.RetryFrom != b.Attempts || n.FirstAttemptAt != nil || n.ProviderKey != b.ProviderKey || n.NextRetryAt != nil {
 			t.Fatalf("a person's retry starts a fresh budget with the same provider key: %+v", n)
 		}
+	}
+}
+
+// checkResendSameKey: a person's re-send keeps the provider key, is due at
+// once with a fresh budget, and keeps the resend guard so the item returns
+// to a person if the key leaves its retention before the next claim.
+func checkResendSameKey(t *testing.T, b domain.Operation, ch domain.Change, env domain.Env) {
+	t.Helper()
+	checkResolution("resend_same_key")(t, b, ch, env)
+	n := ch.Op
+	if n.ProviderKey != b.ProviderKey || !n.ProviderKeyFirstSentAt.Equal(*b.ProviderKeyFirstSentAt) || n.RetryFrom != b.Attempts ||
+		n.FirstAttemptAt != nil || n.NextRetryAt == nil || !n.NextRetryAt.Equal(env.Now) {
+		t.Fatalf("re-send: key %q first sent %v retry from %d first attempt %v next %v", n.ProviderKey, n.ProviderKeyFirstSentAt,
+			n.RetryFrom, n.FirstAttemptAt, n.NextRetryAt)
+	}
+	if n.LastError == nil || n.LastError.Code != domain.CodeResendGuarded {
+		t.Fatalf("last error %+v, want the resend guard", n.LastError)
+	}
+	until := b.ProviderKeyFirstSentAt.Add(env.Card.ProviderKeyRetention).UTC().Format(time.RFC3339)
+	if d := string(ch.Events[0].Detail); !strings.Contains(d, `"dedup_until":"`+until+`"`) {
+		t.Fatalf("event detail %s does not name dedup_until %s", d, until)
+	}
+	if got := domain.Due(n, env.Card, b.ProviderKeyFirstSentAt.Add(env.Card.ProviderKeyRetention)); got != (domain.LapseResend{}) {
+		t.Fatalf("Due once the key left its retention = %#v, want LapseResend", got)
 	}
 }
 

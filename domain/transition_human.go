@@ -3,6 +3,7 @@ package domain
 import (
 	"encoding/json"
 	"slices"
+	"time"
 )
 
 // The human commands: every one carries the reason the person gave and the
@@ -99,6 +100,11 @@ func decideResolve(op Operation, c Resolve, env Env) (Change, error) {
 		to = Received
 	case c.Action == ResolveCancel && op.State == FailedTerminal:
 		to = Cancelled
+	case c.Action == ResolveResendSameKey && op.State == UnknownOutcome:
+		if err := checkResendSafe(op, env); err != nil {
+			return Change{}, err
+		}
+		to = FailedRetryable
 	case c.Action == ResolveCancel && op.State == UnknownOutcome:
 		return Change{}, Errorf(EInvalidTransition, "confirm whether the provider acted before cancelling an unknown outcome")
 	default:
@@ -117,8 +123,14 @@ func decideResolve(op Operation, c Resolve, env Env) (Change, error) {
 	if to == Received || to == AwaitingApproval {
 		freshBudget(n)
 	}
+	if c.Action == ResolveResendSameKey {
+		resendGuard(n, env)
+	}
 	ch.Events[0].Reason = c.Reason
 	d := map[string]any{"action": action}
+	if until, ok := env.Card.DedupUntil(op.ProviderKeyFirstSentAt); ok && c.Action == ResolveResendSameKey {
+		d["dedup_until"], d["provider_key"] = until.UTC(), op.ProviderKey
+	}
 	if c.Result != nil {
 		d["result_ref"] = c.Result.Ref
 	}
@@ -247,6 +259,38 @@ func freshBudget(op *Operation) {
 	op.RetryFrom = op.Attempts
 	op.FirstAttemptAt = nil
 	op.LastError = nil
+}
+
+// checkResendSafe refuses a person's re-send under the same provider key
+// unless the provider deduplicates by key and still remembers this one: the
+// only case where a re-send cannot act twice.
+func checkResendSafe(op Operation, env Env) error {
+	until, ok := env.Card.DedupUntil(op.ProviderKeyFirstSentAt)
+	switch {
+	case !ok && op.ProviderKeyFirstSentAt == nil:
+		return Errorf(EInvalidTransition, "resend_same_key needs a provider key that was sent; this one never was")
+	case !ok:
+		return Errorf(EInvalidTransition, "resend_same_key is not allowed: %s does not deduplicate by key, so a re-send may act twice", env.Card.Provider)
+	case !env.Now.Before(until):
+		return Errorf(EInvalidTransition, "resend_same_key is not allowed: the provider key left its retention window at %s", until.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// resendGuard starts a person's re-send: a fresh retry budget, due now, and
+// the resend guard, so that if the provider key leaves its retention window
+// before the next claim, ResendLapsed hands the item back to a person.
+func resendGuard(n *Operation, env Env) {
+	until, _ := env.Card.DedupUntil(n.ProviderKeyFirstSentAt)
+	e := ErrorInfo{Class: ClassUnknown}
+	if n.LastError != nil {
+		e = *n.LastError
+	}
+	freshBudget(n)
+	e.Code = CodeResendGuarded
+	e.Message = "a person chose to re-send under the same provider key, deduplicated by the provider until " + until.UTC().Format(time.RFC3339)
+	n.LastError = &e
+	n.NextRetryAt = ptr(env.Now)
 }
 
 // seenCommand is a human command that names the operation version the

@@ -172,8 +172,13 @@ func matrix() map[string][]want {
 		"resolve/retry":                        onlyIn(invalid, map[domain.State]want{ft: to(rc)}),
 		"resolve/cancel":                       onlyIn(invalid, map[domain.State]want{ft: to(ca)}), // unknown_outcome: confirm first
 		"resolve/stale_expected_version":       allStates(conflict),
-		"assign":                               onlyIn(same, map[domain.State]want{co: invalid, ca: invalid}),
-		"assign/stale_expected_version":        allStates(conflict),
+		// Only from unknown_outcome, and only while the provider still
+		// deduplicates the key (sent at t0-5m).
+		"resolve/resend_same_key":                  onlyIn(invalid, map[domain.State]want{uo: to(fr)}),
+		"resolve/resend_same_key/no_dedup":         allStates(invalid),
+		"resolve/resend_same_key/retention_closed": allStates(invalid),
+		"assign":                        onlyIn(same, map[domain.State]want{co: invalid, ca: invalid}),
+		"assign/stale_expected_version": allStates(conflict),
 		// A note changes nothing but the timeline, so it is accepted even on
 		// the final states (see the report: PRODUCT.md only says the states
 		// are final).

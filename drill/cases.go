@@ -737,10 +737,49 @@ func (r *run) crashAfterCall(ctx context.Context, cr *caseRun, n int) (op, error
 	if err != nil {
 		return o, err
 	}
-	cr.step("the lease lapsed after begin → %s", o.State)
+	cr.step("the lease lapsed after begin → %s (%s)", o.State, lastCode(o))
+	if r.card.resendsLostLease(o, time.Now()) {
+		cr.expect(o.State == "failed_retryable" && o.LastError != nil && o.LastError.Code == "resend_within_retention",
+			"the card says the provider deduplicates the key for %s and %d of %d attempts are spent: a lease lost after begin should be re-sent (failed_retryable, resend_within_retention), it is %s (%s)",
+			r.card.ProviderKeyRetention, o.Attempts, r.card.Retry.MaxAttempts, o.State, lastCode(o))
+		return o, nil
+	}
 	cr.expect(o.State == "unknown_outcome", "a lease lost after begin should be unknown_outcome, it is %s", o.State)
 	return o, nil
 }
+
+// resendsLostLease reports whether the card lets Handoff's system policy
+// re-send an operation whose lease was lost after begin, instead of handing
+// it to a person: the provider deduplicates by key, the key is still inside
+// its retention window, and an attempt remains.
+func (c Card) resendsLostLease(o op, now time.Time) bool {
+	return c.dedupes() && o.ProviderKeyFirstSentAt != nil && now.Before(o.ProviderKeyFirstSentAt.Add(c.retention())) &&
+		o.Attempts < c.Retry.MaxAttempts
+}
+
+// resentAfterLostLease follows an operation the system re-sent after its
+// lease was lost after begin: the workflow retries under the same provider
+// key, the provider answers its first result, nothing runs twice.
+func (r *run) resentAfterLostLease(ctx context.Context, cr *caseRun, o op, n int) error {
+	o, err := r.follow(ctx, cr, o, r.key(n, ""), r.content(n, "a"))
+	if err != nil {
+		return err
+	}
+	count := r.observe(cr, o)
+	r.expectOnce(cr, count, o.ProviderKey)
+	cr.expect(o.State == "completed", "the re-send under the same provider key should complete with the stored result, it is %s", o.State)
+	match := o.ref() != "" && o.ref() == r.firstRef(o.ProviderKey)
+	cr.matched(match)
+	cr.expect(match, "the stored result %q should be the provider's first answer %q", o.ref(), r.firstRef(o.ProviderKey))
+	return nil
+}
+
+// lostLeaseResent is the expectation of a crash after the provider call on
+// a card whose system policy re-sends it (resendsLostLease, for the attempt
+// the crash spends).
+func (c Card) lostLeaseResent() bool { return c.dedupes() && c.Retry.MaxAttempts > 1 }
+
+const expectResent = "the lease lost after begin is re-sent under the same provider key, which the provider still deduplicates; completed with its first answer; 1 execution"
 
 // reconcile reports a lookup to Handoff.
 func (r *run) reconcile(ctx context.Context, cr *caseRun, o op, a sandbox.LookupAnswer) (op, error) {
@@ -763,9 +802,15 @@ func (r *run) lookupFinds(ctx context.Context, cr *caseRun) error {
 		return errNA{"the card says there is no lookup (lookup: none): an unknown outcome goes to a person"}
 	}
 	cr.res.Expected = "unknown_outcome after the crash; the lookup finds the record; completed with the provider's reference; 1 execution"
+	if r.card.lostLeaseResent() {
+		cr.res.Expected = expectResent
+	}
 	o, err := r.crashAfterCall(ctx, cr, 8)
 	if err != nil {
 		return err
+	}
+	if o.State == "failed_retryable" {
+		return r.resentAfterLostLease(ctx, cr, o, 8)
 	}
 	a, err := r.sbc.Lookup(ctx, o.ProviderKey, "")
 	if err != nil {
@@ -793,9 +838,15 @@ func (r *run) lookupUnsure(ctx context.Context, cr *caseRun) error {
 		return errNA{"the card says there is no lookup (lookup: none): an unknown outcome goes to a person"}
 	}
 	cr.res.Expected = "a lookup that misses the record leaves unknown_outcome for a person (or, on an authoritative lookup, finds it); never a second execution"
+	if r.card.lostLeaseResent() {
+		cr.res.Expected = expectResent
+	}
 	o, err := r.crashAfterCall(ctx, cr, 9)
 	if err != nil {
 		return err
+	}
+	if o.State == "failed_retryable" {
+		return r.resentAfterLostLease(ctx, cr, o, 9)
 	}
 	a, err := r.sbc.Lookup(ctx, o.ProviderKey, sandbox.FaultLookupMiss)
 	if err != nil {

@@ -17,7 +17,11 @@ func testCards() domain.Cards {
 		Terminal:  []domain.ErrorClass{domain.ClassValidation, domain.ClassAuth}, Lease: 30 * time.Second}
 	approval := base
 	approval.Name, approval.RequiresApproval = "coupon.issue", true
-	return domain.Cards{base.Name: base, approval.Name: approval}
+	// A provider that deduplicates by key for five minutes: a doubtful
+	// outcome inside that window is re-sent under the same key.
+	dedup := base
+	dedup.Name, dedup.Provider, dedup.ProviderIdempotency, dedup.ProviderKeyRetention = "mail.send", "mailer", domain.IdempotencyKey, 5*time.Minute
+	return domain.Cards{base.Name: base, approval.Name: approval, dedup.Name: dedup}
 }
 
 var wf = domain.Actor{Kind: domain.ActorWorkflow, Name: "w", Namespace: "campaigns"}

@@ -30,7 +30,7 @@ func (s *server) resolve(c *gin.Context) {
 	r.ExpectedVersion, errs = expectedVersion(c)
 	var err error
 	if r.Action, err = domain.ParseResolveAction(c.PostForm("action")); err != nil {
-		errs = append(errs, domain.FieldError{Field: "action", Message: "must be confirm_executed, confirm_not_executed, retry or cancel"})
+		errs = append(errs, domain.FieldError{Field: "action", Message: "must be confirm_executed, confirm_not_executed, retry, cancel or resend_same_key"})
 	}
 	if then := c.PostForm("then"); then != "" {
 		if r.Then, err = domain.ParseResolveAction(then); err != nil {
@@ -215,6 +215,9 @@ func recorded(c *gin.Context) string {
 		return "Your approval was recorded."
 	case strings.HasSuffix(c.Request.URL.Path, "/reject"):
 		return "Your rejection was recorded; the operation is cancelled."
+	}
+	if c.PostForm("action") == domain.ResolveResendSameKey.String() {
+		return "Recorded: re-send under the same provider key. A worker will claim it again."
 	}
 	action := strings.ReplaceAll(c.PostForm("action"), "_", " ")
 	if then := c.PostForm("then"); then != "" {

@@ -49,6 +49,7 @@ var batchDecisions = map[string]struct {
 	"cancel":              {domain.Batch{Kind: domain.BatchResolve, Action: domain.ResolveCancel}, "cancel"},
 	"not_executed_retry":  {domain.Batch{Kind: domain.BatchResolve, Action: domain.ResolveConfirmNotExecuted, Then: domain.ResolveRetry}, "confirm not executed, then retry"},
 	"not_executed_cancel": {domain.Batch{Kind: domain.BatchResolve, Action: domain.ResolveConfirmNotExecuted, Then: domain.ResolveCancel}, "confirm not executed, then cancel"},
+	"resend_same_key":     {domain.Batch{Kind: domain.BatchResolve, Action: domain.ResolveResendSameKey}, "re-send under the same provider key"},
 	"assign":              {domain.Batch{Kind: domain.BatchAssign}, "assign"},
 	"note":                {domain.Batch{Kind: domain.BatchNote}, "add a note"},
 }

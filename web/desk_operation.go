@@ -75,7 +75,12 @@ func (s *server) showDone(c *gin.Context, done string) {
 func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView {
 	op := it.Op
 	v := pages.OperationView{Op: opFacts(op), NextDecision: nextDecision(op), Card: cardView(it.Card),
-		Retention: retention(it), Actions: allowed(op, it.Card, person, it.Versions)}
+		Retention: retention(it), Actions: allowed(op, it.Card, person, it.Versions, it.Now)}
+	if v.Actions.ResendSameKey {
+		// The safe decision needs no finding out: say it first.
+		v.NextDecision = "Re-send it under the same provider key, which the provider still deduplicates; " +
+			"or look the key up at the provider and confirm whether it was executed."
+	}
 	if op.ProviderKeyFirstSentAt != nil {
 		// Nothing to look up at the provider for a key never sent.
 		v.LookupLink = it.Card.LookupLink(op.ProviderKey)
@@ -238,7 +243,7 @@ func retention(it domain.DeskItem) pages.Retention {
 
 // allowed are the decisions the state and the viewer's role allow; the
 // Ledger decides again when the form is posted.
-func allowed(op domain.Operation, card domain.Card, person domain.Actor, versions []domain.ContentVersion) pages.Actions {
+func allowed(op domain.Operation, card domain.Card, person domain.Actor, versions []domain.ContentVersion, now time.Time) pages.Actions {
 	a := pages.Actions{Me: personValue(person.Person())}
 	if !person.Role.AtLeast(domain.RoleOperator) {
 		return a
@@ -247,6 +252,9 @@ func allowed(op domain.Operation, card domain.Card, person domain.Actor, version
 	a.Assign = !op.State.Final()
 	a.ConfirmExecuted = op.State == domain.UnknownOutcome
 	a.ConfirmNotExecuted = op.State == domain.UnknownOutcome
+	if until, ok := card.DedupUntil(op.ProviderKeyFirstSentAt); ok && op.State == domain.UnknownOutcome && card.ResendSafe(op.ProviderKeyFirstSentAt, now) {
+		a.ResendSameKey, a.DedupUntil = true, until
+	}
 	a.Retry = op.State == domain.FailedTerminal
 	a.Cancel = op.State == domain.FailedTerminal
 	a.Loop = op.Looped()
@@ -262,7 +270,7 @@ func allowed(op domain.Operation, card domain.Card, person domain.Actor, version
 	}
 	a.OwnRevision = current.RevisedBy(person)
 	a.AssignedElsewhere = op.Assignee != "" && !op.AssignedTo(person) &&
-		(a.Retry || a.Cancel || a.ConfirmExecuted || a.Approve)
+		(a.Retry || a.Cancel || a.ConfirmExecuted || a.ResendSameKey || a.Approve)
 	return a
 }
 

@@ -102,6 +102,11 @@ type Actions struct {
 	Me                                                 string // the viewer's PersonOption value
 	OwnRevision                                        bool   // the viewer made the current content version
 	RetryNeedsApproval                                 bool   // retrying sends a revised snapshot to approval first
+	// ResendSameKey: the item may be re-sent under the same provider key,
+	// because the provider deduplicates it until DedupUntil. The safe
+	// decision, so it is offered first.
+	ResendSameKey bool
+	DedupUntil    time.Time
 	// RetryRisk names the risk of a re-send the provider does not
 	// deduplicate; a retry then needs a second confirmation.
 	RetryRisk string
