@@ -40,6 +40,7 @@ func (s *server) showOperation(c *gin.Context, status int, p pages.Problem, d pa
 	}
 	v := operationView(it, me(c))
 	s.withPeople(c, &v)
+	s.withChains(c, &v, it.Op)
 	v.Notifications = s.operationNotifications(c, it.Op.ID)
 	v.Frame = s.frameFor(c, it.Op.Key, "queue")
 	v.Problem, v.Draft = p, d
@@ -56,6 +57,7 @@ func (s *server) showDone(c *gin.Context, done string) {
 	}
 	v := operationView(it, me(c))
 	s.withPeople(c, &v)
+	s.withChains(c, &v, it.Op)
 	v.Frame = s.frameFor(c, it.Op.Key, "queue")
 	v.Done, v.Back = done, "/desk/queue"
 	q, _ := queueQuery(pages.QueueFilter{}, me(c), "", time.Now())
@@ -74,7 +76,7 @@ func (s *server) showDone(c *gin.Context, done string) {
 func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView {
 	op := it.Op
 	v := pages.OperationView{Op: opFacts(op), NextDecision: nextDecision(op), Card: cardView(it.Card),
-		Retention: retention(it), Actions: allowed(op, it.Card, person, it.Versions)}
+		Retention: retention(it), KeyWindow: keyWindow(it), Actions: allowed(op, it.Card, person, it.Versions)}
 	if op.ProviderKeyFirstSentAt != nil {
 		// Nothing to look up at the provider for a key never sent.
 		v.LookupLink = it.Card.LookupLink(op.ProviderKey)
@@ -182,6 +184,9 @@ func opFacts(op domain.Operation) pages.OpFacts {
 	}
 	if r := op.Resolution; r != nil {
 		f.Resolution = fmt.Sprintf("Resolved: %s by %s — “%s”", strings.ReplaceAll(r.Action, "_", " "), r.By, r.Reason)
+		if !r.At.IsZero() {
+			f.ResolvedAt = &r.At
+		}
 	}
 	if l := op.Lease; l != nil {
 		f.Lease = fmt.Sprintf("held by %s until %s", l.Worker, components.UTCText(l.ExpiresAt))
@@ -212,7 +217,8 @@ func eventRow(e domain.AuditEvent) pages.EventRow {
 		actor = "workflow " + actor
 	}
 	return pages.EventRow{Seq: e.Seq, At: e.At, Actor: actor, ActorKind: e.Actor.Kind.String(), Action: e.Action,
-		From: e.FromState, To: e.ToState, Reason: e.Reason, Detail: string(e.Detail), OperationID: e.OperationID, Hash: e.Hash}
+		From: e.FromState, To: e.ToState, Reason: e.Reason, Detail: string(e.Detail), OperationID: e.OperationID, Hash: e.Hash,
+		Fields: detailFields(e.Detail)}
 }
 
 // retention says whether the provider may still deduplicate a re-send by
@@ -233,6 +239,27 @@ func retention(it domain.DeskItem) pages.Retention {
 	return pages.Retention{Known: true, Expired: true, Text: fmt.Sprintf("The provider key left its %s retention window "+
 		"%s ago: the provider no longer deduplicates it, so a retry may execute the action twice. Look it up first.",
 		card.ProviderKeyRetention, components.Age(it.Now.Sub(first.Add(card.ProviderKeyRetention))))}
+}
+
+// keyWindow is the countdown to the end of the provider's retention of the
+// key, for a card whose provider deduplicates by key; zero otherwise.
+func keyWindow(it domain.DeskItem) pages.KeyWindow {
+	card, first := it.Card, it.Op.ProviderKeyFirstSentAt
+	if first == nil || card.ProviderIdempotency == domain.IdempotencyNone ||
+		card.ProviderIdempotency.String() == "" || card.ProviderKeyRetention <= 0 {
+		return pages.KeyWindow{}
+	}
+	until := first.Add(card.ProviderKeyRetention)
+	if card.ResendSafe(first, it.Now) {
+		return pages.KeyWindow{Until: &until, Left: components.Age(until.Sub(it.Now))}
+	}
+	return pages.KeyWindow{Until: &until, Left: components.Age(it.Now.Sub(until)), Expired: true}
+}
+
+// withChains adds the operations this one was caused by and superseded.
+func (s *server) withChains(c *gin.Context, v *pages.OperationView, op domain.Operation) {
+	v.CausedBy = s.causeChain(c.Request.Context(), me(c), op)
+	v.Supersedes = s.supersedesChain(c.Request.Context(), me(c), op)
 }
 
 // allowed are the decisions the state and the viewer's role allow; the
