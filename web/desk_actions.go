@@ -134,6 +134,7 @@ func (s *server) decide(c *gin.Context, errs []domain.FieldError, call func(cont
 		back := returnTo(c, "/desk/operations/"+c.Param("id"))
 		if back == "/desk/operations/"+c.Param("id") {
 			s.setFlash(c, flash{Op: c.Param("id"), Done: recorded(c)})
+			back = pages.ItemURL(c.Param("id"), fromOf(c)) // "next item" keeps the list's filter
 		}
 		c.Redirect(http.StatusSeeOther, back)
 		return
@@ -158,7 +159,7 @@ func (s *server) decide(c *gin.Context, errs []domain.FieldError, call func(cont
 		f.Key = e.Operation.Key
 	}
 	// A stale Take goes back to the list it came from, which says why.
-	back := "/desk/operations/" + id
+	back := pages.ItemURL(id, fromOf(c))
 	if c.PostForm("take") != "" && p.Conflict {
 		back, f.Take = returnTo(c, "/desk/queue"), true
 	}

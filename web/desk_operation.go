@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -43,7 +42,7 @@ func (s *server) showOperation(c *gin.Context, status int, p pages.Problem, d pa
 	s.withChains(c, &v, it.Op)
 	v.Notifications = s.operationNotifications(c, it.Op.ID)
 	v.Frame = s.frameFor(c, it.Op.Key, "queue")
-	v.Problem, v.Draft = p, d
+	v.Problem, v.Draft, v.From = p, d, fromOf(c)
 	page(c, status, pages.Operation(v), pages.OperationBody(v))
 }
 
@@ -59,15 +58,15 @@ func (s *server) showDone(c *gin.Context, done string) {
 	s.withPeople(c, &v)
 	s.withChains(c, &v, it.Op)
 	v.Frame = s.frameFor(c, it.Op.Key, "queue")
-	v.Done, v.Back = done, "/desk/queue"
-	q, _ := queueQuery(pages.QueueFilter{}, me(c), "", time.Now())
-	q.Limit = 2
-	if ops, _, err := s.ledger.DeskQueue(c.Request.Context(), me(c), q, ""); err == nil {
-		for _, op := range ops {
-			if op.ID != it.Op.ID {
-				v.Next = "/desk/operations/" + op.ID
-				break
-			}
+	v.Done, v.From = done, fromOf(c)
+	next, in := s.nextInList(c, it.Op.ID, v.From)
+	// Back scrolls to the item, or, when the decision took it off the
+	// list, to the one that took its place.
+	v.Back = pages.BackURL(v.From, it.Op.ID)
+	if next != "" {
+		v.Next = pages.ItemURL(next, v.From)
+		if !in {
+			v.Back = pages.BackURL(v.From, next)
 		}
 	}
 	page(c, http.StatusOK, pages.Operation(v), pages.OperationBody(v))

@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"net/url"
 	"time"
 
 	"github.com/opshandoff/handoff/views/components"
@@ -170,4 +171,23 @@ func (d Draft) For(form string) Draft {
 		return d
 	}
 	return Draft{}
+}
+
+// ItemURL is an operation's page, keeping the list it was opened from.
+func ItemURL(id, from string) string {
+	if from == "" {
+		return "/desk/operations/" + id
+	}
+	return "/desk/operations/" + id + "?from=" + url.QueryEscape(from)
+}
+
+// BackURL is the list the person came from, scrolled to the row of id.
+func BackURL(from, id string) string {
+	if from == "" {
+		from = "/desk/queue"
+	}
+	if id == "" {
+		return from
+	}
+	return from + "#row-" + id
 }
