@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/views/layouts"
 	"github.com/opshandoff/handoff/views/pages"
 )
 
@@ -158,7 +159,9 @@ func (s *server) batchApply(c *gin.Context) {
 		page(c, statusOf(domain.ErrorCode(err)), pages.Batch(v), pages.Batch(v))
 		return
 	}
-	page(c, http.StatusOK, pages.Batch(v), pages.Batch(v))
+	v.Frame = layouts.Frame{}
+	s.batches.put(v.ID, me(c).Identity(), v, time.Now())
+	c.Redirect(http.StatusSeeOther, "/desk/batch/"+v.ID)
 }
 
 // showBatch runs the batch and fills the view with its result.
@@ -168,6 +171,12 @@ func (s *server) showBatch(c *gin.Context, v *pages.BatchView, b domain.Batch) e
 		return err
 	}
 	v.ID, v.Applied, v.Skipped = res.ID, res.Applied, res.Skipped
+	for _, r := range res.Items {
+		if r.Outcome == domain.BatchSkipped && r.Code == domain.EInternal {
+			v.Failed++ // not refused: something broke
+			v.Skipped--
+		}
+	}
 	seen := map[string]int64{}
 	for _, it := range b.Items {
 		seen[it.ID] = it.ExpectedVersion
