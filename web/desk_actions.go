@@ -142,8 +142,8 @@ func (s *server) decide(c *gin.Context, errs []domain.FieldError, call func(cont
 	e := domain.AsError(err)
 	status := statusOf(e.Code)
 	p := pages.Problem{Conflict: e.Code == domain.EVersionConflict, Message: s.message(c, err)}
-	for _, f := range e.Fields {
-		p.Fields = append(p.Fields, f.Field+": "+f.Message)
+	if p.Fields = fieldLines(e.Fields); len(p.Fields) > 0 {
+		p.Message = fieldsMessage(len(p.Fields)) // the fields say what; the message does not repeat them
 	}
 	if p.Conflict {
 		p.Changes = changeSentences(e.Changes, time.Now())
@@ -244,4 +244,26 @@ func jsonSyntax(s string) string {
 		col-- // the offset is just past the offending character
 	}
 	return fmt.Sprintf("is not valid JSON at line %d, column %d: %s", line, col, se.Error())
+}
+
+// fieldLines are a refusal's field errors, one per field: the first said
+// about it, which is the one to fix first.
+func fieldLines(fs []domain.FieldError) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range fs {
+		if !seen[f.Field] {
+			seen[f.Field] = true
+			out = append(out, f.Field+": "+f.Message)
+		}
+	}
+	return out
+}
+
+// fieldsMessage heads the list of fields to correct.
+func fieldsMessage(n int) string {
+	if n == 1 {
+		return "Nothing was recorded: correct this field and submit again."
+	}
+	return fmt.Sprintf("Nothing was recorded: correct these %d fields and submit again.", n)
 }
