@@ -227,3 +227,37 @@ func TestDesk_TimelineDetailAndResolutionTime(t *testing.T) {
 		t.Fatalf("resolved at %q, want %s", got, now.Resolution.At)
 	}
 }
+
+// TestLedger_GetByKey: caused_by is followed by key within the operation's
+// namespace; a workflow of another namespace is told nothing of it, and a
+// key that cannot be one is simply not found.
+func TestLedger_GetByKey(t *testing.T) {
+	d := newDesk(t)
+	op := d.registerCaused("evt_1:root", "")
+	ctx := context.Background()
+	other := testWorkflow
+	other.Namespace = "elsewhere"
+	for _, c := range []struct {
+		name  string
+		actor domain.Actor
+		ns    string
+		key   string
+		found bool
+	}{
+		{"a person", testPeople["vic"], op.Namespace, op.Key, true},
+		{"its own workflow", testWorkflow, op.Namespace, op.Key, true},
+		{"another namespace's workflow", other, op.Namespace, op.Key, false},
+		{"the wrong namespace", testPeople["vic"], "elsewhere", op.Key, false},
+		{"no key", testPeople["vic"], op.Namespace, "bad key\x00", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := d.ledger.GetByKey(ctx, c.actor, c.ns, c.key)
+			if c.found != (err == nil) || c.found && got.ID != op.ID {
+				t.Fatalf("found %q, err %v; want found=%v", got.ID, err, c.found)
+			}
+			if !c.found && domain.ErrorCode(err) != domain.ENotFound {
+				t.Fatalf("err %v, want not found", err)
+			}
+		})
+	}
+}
