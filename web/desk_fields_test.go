@@ -57,3 +57,27 @@ func TestDesk_OneErrorPerField(t *testing.T) {
 		})
 	}
 }
+
+// TestDesk_BulkFormFields: a bulk form with two bad fields names both, each
+// once; with one, that one.
+func TestDesk_BulkFormFields(t *testing.T) {
+	d := newDesk(t)
+	op := d.intoDesk("evt_1:crm_task", false)
+	for _, c := range []struct {
+		name   string
+		form   url.Values
+		fields []string
+	}{
+		{"two", url.Values{"decision": {"explode"}, "reason": {"x"}, "item": {"nonsense"}}, []string{"item: ", "decision: "}},
+		{"one", url.Values{"decision": {"explode"}, "reason": {"x"}, "item": {op.ID + ":1"}}, []string{"decision: "}},
+	} {
+		for _, target := range []string{"/desk/batch/preview", "/desk/batch"} {
+			got := d.post("ada", target, c.form).want(http.StatusUnprocessableEntity).text("problem")
+			for _, f := range c.fields {
+				if strings.Count(got, f) != 1 {
+					t.Errorf("%s, %s: %q names %q %d times, want once", c.name, target, got, f, strings.Count(got, f))
+				}
+			}
+		}
+	}
+}
