@@ -41,10 +41,12 @@ func fromOf(c *gin.Context) string {
 	return fromList(c.PostForm("from"))
 }
 
-// nextInList is the item after id in the list from ("" for the queue),
-// with the list's filter and page, "" when none is left; in says whether
-// id itself is still in the list.
-func (s *server) nextInList(c *gin.Context, id, from string) (next string, in bool) {
+// nextInList is the item after cur in the list from ("" for the queue),
+// with the list's filter, "" when none is left; in says whether cur itself
+// is still in the list. Lists are ordered by (created_at, id), so the next
+// item is the first one after cur's place, whether or not the decision
+// took cur off the list; past the end it is the list's first.
+func (s *server) nextInList(c *gin.Context, cur domain.Operation, from string) (next string, in bool) {
 	u, _ := url.Parse(from)
 	if from == "" {
 		u = &url.URL{Path: "/desk/queue"}
@@ -64,21 +66,48 @@ func (s *server) nextInList(c *gin.Context, id, from string) (next string, in bo
 	if err != nil {
 		return "", false
 	}
-	ops, cursor, err := s.ledger.DeskQueue(c.Request.Context(), person, q, f.Provider)
-	if err != nil {
-		return "", false
+	after := func(op domain.Operation) bool {
+		return op.CreatedAt.After(cur.CreatedAt) || op.CreatedAt.Equal(cur.CreatedAt) && op.ID > cur.ID
 	}
-	i := slices.IndexFunc(ops, func(op domain.Operation) bool { return op.ID == id })
-	switch {
-	case i < 0 && len(ops) > 0:
-		return ops[0].ID, false // the item left the list: the next is now its first
-	case i >= 0 && i+1 < len(ops):
-		return ops[i+1].ID, true
-	case i >= 0 && cursor != "":
-		q.Cursor, q.Limit = cursor, 1
-		if more, _, err := s.ledger.DeskQueue(c.Request.Context(), person, q, f.Provider); err == nil && len(more) > 0 {
-			return more[0].ID, true
+	fromStart, first := q.Cursor == "", ""
+	for range nextPages {
+		ops, cursor, err := s.ledger.DeskQueue(c.Request.Context(), person, q, f.Provider)
+		if err != nil {
+			return "", false
+		}
+		for _, op := range ops {
+			switch {
+			case op.ID == cur.ID:
+				in = true
+			case after(op):
+				return op.ID, in
+			case first == "":
+				first = op.ID
+			}
+		}
+		if cursor == "" { // the end of the list: wrap to its first item
+			if !fromStart {
+				q.Cursor, q.Limit, first = "", 2, ""
+				if ops, _, err := s.ledger.DeskQueue(c.Request.Context(), person, q, f.Provider); err == nil {
+					first = firstOther(ops, cur.ID)
+				}
+			}
+			return first, in
+		}
+		q.Cursor = cursor
+	}
+	return "", in // further than the pages read: no guess
+}
+
+// firstOther is the first of ops that is not id.
+func firstOther(ops []domain.Operation, id string) string {
+	for _, op := range ops {
+		if op.ID != id {
+			return op.ID
 		}
 	}
-	return "", i >= 0
+	return ""
 }
+
+// nextPages bounds the pages read looking for the next item.
+const nextPages = 5

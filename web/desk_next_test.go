@@ -32,6 +32,7 @@ func TestDesk_NextItemKeepsTheFilter(t *testing.T) {
 	unknown := d.intoDesk("evt_2:crm_task", true) // older than the rest of the filter, outside it
 	second := d.intoDesk("evt_3:crm_task", false)
 	third := d.intoDesk("evt_4:crm_task", false)
+	fourth := d.intoDesk("evt_5:crm_task", false)
 	list := "/desk/queue?state=failed_terminal"
 
 	q := d.get("ada", list).want(http.StatusOK)
@@ -92,6 +93,22 @@ func TestDesk_NextItemKeepsTheFilter(t *testing.T) {
 		t.Fatalf("back after a note: %q", got)
 	}
 
+	// Retrying one in the middle: next is the one after it, not the list's
+	// first; retrying the last wraps to the first.
+	retry := func(id string) answer {
+		p := d.get("ada", "/desk/operations/"+id+"?from="+url.QueryEscape(list)).want(http.StatusOK)
+		form := formOf(p, "form-retry")
+		form.Set("reason", "owner fixed")
+		r := d.post("ada", "/desk/operations/"+id+"/resolve", form).want(http.StatusSeeOther)
+		return d.get("ada", r.header.Get("Location"), "Cookie", flashCookie(r)).want(http.StatusOK)
+	}
+	if got := attr(retry(third.ID).one("next-item"), "href"); !strings.HasPrefix(got, "/desk/operations/"+fourth.ID+"?") {
+		t.Fatalf("next after the middle item: %q, want %s", got, fourth.ID)
+	}
+	if got := attr(retry(fourth.ID).one("next-item"), "href"); !strings.HasPrefix(got, "/desk/operations/"+second.ID+"?") {
+		t.Fatalf("next after the last item: %q, want the first, %s", got, second.ID)
+	}
+
 	// The Operations page is a list too.
 	ops := "/desk/operations?q=evt_4"
 	p = d.get("ada", "/desk/operations/"+third.ID+"?from="+url.QueryEscape(ops)).want(http.StatusOK)
@@ -101,7 +118,7 @@ func TestDesk_NextItemKeepsTheFilter(t *testing.T) {
 
 	// from leads only to the desk's lists.
 	for _, bad := range []string{"https://evil.example/desk/queue", "//evil.example/desk/queue", "/desk/audit", "/desk/queue/../audit"} {
-		p := d.get("ada", "/desk/operations/"+third.ID+"?from="+url.QueryEscape(bad)).want(http.StatusOK)
+		p := d.get("ada", "/desk/operations/"+second.ID+"?from="+url.QueryEscape(bad)).want(http.StatusOK)
 		p.none("back-to-list")
 		if f := formOf(p, "form-retry"); f.Has("from") {
 			t.Fatalf("from=%q carried as %q", bad, f.Get("from"))

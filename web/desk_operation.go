@@ -59,7 +59,7 @@ func (s *server) showDone(c *gin.Context, done string) {
 	s.withChains(c, &v, it.Op)
 	v.Frame = s.frameFor(c, it.Op.Key, "queue")
 	v.Done, v.From = done, fromOf(c)
-	next, in := s.nextInList(c, it.Op.ID, v.From)
+	next, in := s.nextInList(c, it.Op, v.From)
 	// Back scrolls to the item, or, when the decision took it off the
 	// list, to the one that took its place.
 	v.Back = pages.BackURL(v.From, it.Op.ID)
