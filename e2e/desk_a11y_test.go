@@ -39,8 +39,10 @@ func (b *browser) axeCheck(where, src string) {
 }
 
 // TestDesk_Accessibility: every page of the desk, at desktop and phone
-// width, with no serious or critical axe-core violation — the sign-in page,
-// the pages with content, a diff, an incident and a bulk preview included.
+// width, with no serious or critical axe-core violation: every page of the
+// navigation as an admin sees it (Overview, Queue, Operations, Approvals,
+// Audit, Types, Notifications), the incidents, operations with content and
+// a diff, a bulk preview and a batch's result, and the signed-out page.
 func TestDesk_Accessibility(t *testing.T) {
 	s, idp := deskServer(t)
 	src := axeSource(t)
@@ -55,7 +57,7 @@ func TestDesk_Accessibility(t *testing.T) {
 	}
 
 	b := newBrowser(t, s, idp, 1366, 900)
-	b.signIn(idp, lea, "/desk")
+	b.signIn(idp, adm, "/desk")
 	pages := []struct{ path, ready string }{
 		{"/desk", "main h1"},
 		{"/desk/queue", `[data-testid="queue-table"]`},
@@ -66,6 +68,7 @@ func TestDesk_Accessibility(t *testing.T) {
 		{"/desk/approvals", `[data-testid="approval-item"]`},
 		{"/desk/audit", "main h1"},
 		{"/desk/types", "main h1"},
+		{"/desk/notifications", "main h1"},
 	}
 	for _, width := range []int64{1366, 390} {
 		b.run("the viewport", chromedp.EmulateViewport(width, 900))
@@ -75,11 +78,17 @@ func TestDesk_Accessibility(t *testing.T) {
 			b.axeCheck(fmt.Sprintf("%s at %d px", p.path, width), src)
 		}
 	}
-	b.run("a bulk preview", chromedp.Navigate(s.URL+"/desk/incidents"), chromedp.WaitVisible(sel("incidents-table")),
-		chromedp.SendKeys(chromedp.CSS(`[data-testid="bulk-incident"] [data-testid="bulk-reason"]`), "checked"),
-		chromedp.Click(chromedp.CSS(`[data-testid="bulk-incident"] [data-testid="bulk-preview"]`)),
-		chromedp.WaitVisible(sel("batch-table")))
-	b.axeCheck("the bulk preview", src)
+	for _, width := range []int64{1366, 390} {
+		b.run("the viewport", chromedp.EmulateViewport(width, 900))
+		b.run("a bulk preview", chromedp.Navigate(s.URL+"/desk/incidents"), chromedp.WaitVisible(sel("incidents-table")),
+			chromedp.SetValue(chromedp.CSS(`[data-testid="bulk-incident"] select[name="decision"]`), "note"),
+			chromedp.SendKeys(chromedp.CSS(`[data-testid="bulk-incident"] [data-testid="bulk-reason"]`), "checked"),
+			chromedp.Click(chromedp.CSS(`[data-testid="bulk-incident"] [data-testid="bulk-preview"]`)),
+			chromedp.WaitVisible(sel("batch-apply")))
+		b.axeCheck(fmt.Sprintf("the bulk preview at %d px", width), src)
+		b.run("applying it", chromedp.Click(sel("batch-apply")), chromedp.WaitVisible(sel("batch-progress")))
+		b.axeCheck(fmt.Sprintf("the batch's result at %d px", width), src)
+	}
 	b.signOut()
 	b.axeCheck("the signed-out page", src)
 	b.clean()

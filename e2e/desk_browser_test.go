@@ -64,12 +64,12 @@ func needBrowser(t *testing.T) {
 }
 
 // deskServer starts the server with OIDC sign-in through a mock provider:
-// group "ops" maps to operator, "leads" to approver.
+// group "ops" maps to operator, "leads" to approver, "admins" to admin.
 func deskServer(t *testing.T) (*server, *oidctest.Provider) {
 	t.Helper()
 	idp := oidctest.Start(t)
 	s := startServer(t, "HANDOFF_OIDC_ISSUER="+idp.Issuer(), "HANDOFF_OIDC_CLIENT_ID="+idp.ClientID,
-		"HANDOFF_OIDC_CLIENT_SECRET="+idp.ClientSecret, "HANDOFF_ROLE_MAP=ops=operator,leads=approver")
+		"HANDOFF_OIDC_CLIENT_SECRET="+idp.ClientSecret, "HANDOFF_ROLE_MAP=ops=operator,leads=approver,admins=admin")
 	return s, idp
 }
 

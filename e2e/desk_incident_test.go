@@ -45,9 +45,14 @@ func TestDesk_IncidentBulkRetry(t *testing.T) {
 		t.Fatalf("Lea's cancel: %d %s", r.Status, r.Raw)
 	}
 	b.run("applying", chromedp.Click(sel("batch-apply")), chromedp.WaitVisible(sel("batch-id")))
-	if got := b.text(sel("batch-summary")); !strings.Contains(got, "7 of 8 items decided, 1 skipped") {
+	if got := b.text(sel("batch-counts")); got != "7 applied, 1 skipped, 0 failed." {
 		t.Fatalf("result: %q", got)
 	}
+	// The result is a page of its own (303): a reload applies nothing again.
+	if loc := eval[string](b, `location.pathname`); !strings.HasPrefix(loc, "/desk/batch/bat_") {
+		t.Fatalf("the result is at %s, want its own page", loc)
+	}
+	b.run("reloading the result", chromedp.Reload(), chromedp.WaitVisible(sel("batch-id")))
 	skipped := eval[string](b, `[...document.querySelectorAll('[data-testid="batch-row"][data-outcome="skipped"]')].map(r => r.dataset.id + " " + r.innerText).join("|")`)
 	if !strings.HasPrefix(skipped, ids[5]+" ") || !strings.Contains(skipped, "resolved by lea@example.com") {
 		t.Fatalf("skipped: %q", skipped)

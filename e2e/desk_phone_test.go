@@ -41,10 +41,26 @@ func (s *server) intoDeskWith(t *testing.T, key string, content map[string]any) 
 	return id
 }
 
+// tapTargets are the controls a thumb must hit: at least 44 px tall on a
+// phone. A checkbox or radio inside its label is hit through the label.
+const tapTargets = `button, select, input[type=text], input[type=search], input[type=email], input[type=datetime-local],
+	summary, label.check, input[type=checkbox]:not(label input), input[type=radio]:not(label input)`
+
+// smallTargets lists the visible tap targets under 44 px tall.
+const smallTargets = `[...document.querySelectorAll(tapTargets)]
+	.filter(e => e.checkVisibility({visibilityProperty: true}))
+	.filter(e => e.getBoundingClientRect().height < 43.5)
+	.slice(0, 5).map(e => e.tagName + "." + e.className + " " + (e.textContent || e.name || "").trim().slice(0, 30) +
+		" " + Math.round(e.getBoundingClientRect().height) + " px").join(", ")`
+
 // TestDesk_FrontDoorAndPhone: the start-up log names the desk's address,
 // "/" leads to the desk through sign-in, and at 390 px no page of the desk
-// scrolls sideways — not the operation with deep content and a long key,
-// not the approval of a revised snapshot, not the sign-in page.
+// scrolls sideways and every control is a tap target of 44 px or more —
+// every page of the navigation (an admin's, so Notifications too), the
+// operation with deep content and a long key, the approval of a revised
+// snapshot, the incidents, a bulk preview and a batch's result, a missing
+// operation and the signed-out page. The queue's filters fold into
+// "Filters".
 func TestDesk_FrontDoorAndPhone(t *testing.T) {
 	s, idp := deskServer(t)
 	if log := s.logs.String(); !strings.Contains(log, "desk="+s.URL+"/desk") {
@@ -76,19 +92,27 @@ func TestDesk_FrontDoorAndPhone(t *testing.T) {
 	// viewport is the phone's.
 	b := newBrowser(t, s, idp, 500, 844)
 	b.run("a 390 px phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateTouch))
+	var check func(path, ready string)
 	wide := func(path, ready string) {
 		t.Helper()
 		b.run("opening "+path, chromedp.Navigate(s.URL+path), chromedp.WaitVisible(chromedp.CSS(ready)))
+		check(path, ready)
+	}
+	check = func(path, ready string) {
+		t.Helper()
 		b.waitFor(path+" settled", `document.readyState === "complete" && !document.querySelector('.htmx-request')`)
 		if w := eval[int64](b, `document.scrollingElement.scrollWidth`); w > 390 {
 			over := eval[string](b, `[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 391)
 				.slice(-5).map(e => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right)).join(", ")`)
 			t.Errorf("%s at 390 px is %d px wide; too wide: %s", path, w, over)
 		}
+		if small := eval[string](b, "const tapTargets = `"+tapTargets+"`; "+smallTargets); small != "" {
+			t.Errorf("%s at 390 px has tap targets under 44 px: %s", path, small)
+		}
 	}
 
 	// The front door, through sign-in, lands on the desk.
-	idp.Next(lea)
+	idp.Next(adm)
 	b.signingIn.Store(true)
 	b.run("opening /", chromedp.Navigate(s.URL+"/"), chromedp.WaitVisible(sel("whoami")))
 	b.signingIn.Store(false)
@@ -108,10 +132,33 @@ func TestDesk_FrontDoorAndPhone(t *testing.T) {
 		{"/desk/types", "main h1"},
 		{"/desk/incidents", `[data-testid="incidents-table"]`},
 		{"/desk/operations", `[data-testid="queue-table"]`},
+		{"/desk/notifications", "main h1"},
 		{"/desk/operations/op_missing", "main h1"}, // a 404, which the browser logs
 	} {
 		wide(p.path, p.ready)
 	}
+
+	// On the phone the queue's filters are folded; "Filters" opens them.
+	b.run("the queue", chromedp.Navigate(s.URL+"/desk/queue?state=unknown_outcome"), chromedp.WaitVisible(sel("queue-table")))
+	b.waitFor("the filters folded", `!document.querySelector('[data-testid="queue-filters"]').open`)
+	if visible := eval[bool](b, `document.querySelector('[data-testid="queue-search"]').checkVisibility()`); visible {
+		t.Error("the queue's search shows on a phone before Filters is opened")
+	}
+	if got := b.text(chromedp.CSS(`[data-testid="queue-filters"] summary`)); got != "Filters (1 in use)" {
+		t.Errorf("the folded filters say %q", got)
+	}
+	b.run("opening the filters", chromedp.Click(chromedp.CSS(`[data-testid="queue-filters"] summary`)),
+		chromedp.WaitVisible(sel("queue-search")))
+
+	// A bulk preview and the batch's result are pages of their own.
+	b.run("a bulk preview", chromedp.Navigate(s.URL+"/desk/incidents"), chromedp.WaitVisible(sel("incidents-table")),
+		chromedp.SetValue(chromedp.CSS(`[data-testid="bulk-incident"] select[name="decision"]`), "note"),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="bulk-incident"] [data-testid="bulk-reason"]`), "checked at the CRM"),
+		chromedp.Click(chromedp.CSS(`[data-testid="bulk-incident"] [data-testid="bulk-preview"]`)),
+		chromedp.WaitVisible(sel("batch-apply")))
+	check("/desk/batch/preview", `[data-testid="batch-table"]`)
+	b.run("applying it", chromedp.Click(sel("batch-apply")), chromedp.WaitVisible(sel("batch-progress")))
+	check(eval[string](b, `location.pathname`), `[data-testid="batch-table"]`)
 	b.signOut()
 	wide("/auth/signed-out", "main")
 	b.clean()

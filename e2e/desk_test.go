@@ -13,6 +13,8 @@ var (
 	ann = oidctest.Person{Subject: "u-ann", Email: "ann@example.com", Name: "Ann Operator", Groups: []string{"ops"}}
 	lea = oidctest.Person{Subject: "u-lea", Email: "lea@example.com", Name: "Lea Lead", Groups: []string{"leads"}}
 	ben = oidctest.Person{Subject: "u-ben", Email: "ben@example.com", Name: "Ben Lead", Groups: []string{"leads"}}
+	// adm sees every page of the desk, the admin's Notifications included.
+	adm = oidctest.Person{Subject: "u-adm", Email: "adm@example.com", Name: "Ada Admin", Groups: []string{"admins"}}
 )
 
 // intoDesk drives an operation through the API into unknown_outcome (the

@@ -134,6 +134,7 @@ func (s *server) decide(c *gin.Context, errs []domain.FieldError, call func(cont
 		back := returnTo(c, "/desk/operations/"+c.Param("id"))
 		if back == "/desk/operations/"+c.Param("id") {
 			s.setFlash(c, flash{Op: c.Param("id"), Done: recorded(c)})
+			back = pages.ItemURL(c.Param("id"), fromOf(c)) // "next item" keeps the list's filter
 		}
 		c.Redirect(http.StatusSeeOther, back)
 		return
@@ -141,8 +142,8 @@ func (s *server) decide(c *gin.Context, errs []domain.FieldError, call func(cont
 	e := domain.AsError(err)
 	status := statusOf(e.Code)
 	p := pages.Problem{Conflict: e.Code == domain.EVersionConflict, Message: s.message(c, err)}
-	for _, f := range e.Fields {
-		p.Fields = append(p.Fields, f.Field+": "+f.Message)
+	if p.Fields = fieldLines(e.Fields); len(p.Fields) > 0 {
+		p.Message = fieldsMessage(len(p.Fields)) // the fields say what; the message does not repeat them
 	}
 	if p.Conflict {
 		p.Changes = changeSentences(e.Changes, time.Now())
@@ -158,7 +159,7 @@ func (s *server) decide(c *gin.Context, errs []domain.FieldError, call func(cont
 		f.Key = e.Operation.Key
 	}
 	// A stale Take goes back to the list it came from, which says why.
-	back := "/desk/operations/" + id
+	back := pages.ItemURL(id, fromOf(c))
 	if c.PostForm("take") != "" && p.Conflict {
 		back, f.Take = returnTo(c, "/desk/queue"), true
 	}
@@ -246,4 +247,26 @@ func jsonSyntax(s string) string {
 		col-- // the offset is just past the offending character
 	}
 	return fmt.Sprintf("is not valid JSON at line %d, column %d: %s", line, col, se.Error())
+}
+
+// fieldLines are a refusal's field errors, one per field: the first said
+// about it, which is the one to fix first.
+func fieldLines(fs []domain.FieldError) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range fs {
+		if !seen[f.Field] {
+			seen[f.Field] = true
+			out = append(out, f.Field+": "+f.Message)
+		}
+	}
+	return out
+}
+
+// fieldsMessage heads the list of fields to correct.
+func fieldsMessage(n int) string {
+	if n == 1 {
+		return "Nothing was recorded: correct this field and submit again."
+	}
+	return fmt.Sprintf("Nothing was recorded: correct these %d fields and submit again.", n)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/views/layouts"
 	"github.com/opshandoff/handoff/views/pages"
 )
 
@@ -123,9 +124,7 @@ func (s *server) batchPreview(c *gin.Context) {
 		items, err = parseItems(c.PostFormArray("item"))
 	}
 	b, fields, words, ferr := s.batchForm(c)
-	if err == nil {
-		err = ferr
-	}
+	err = bothInvalid(err, ferr)
 	v := pages.BatchView{Frame: s.frameFor(c, "Preview", "queue"), Preview: true, Decision: words, Fields: fields,
 		Back: queueURL(f, "")}
 	if err == nil {
@@ -133,7 +132,7 @@ func (s *server) batchPreview(c *gin.Context) {
 		err = s.showBatch(c, &v, b)
 	}
 	if err != nil {
-		v.Problem = s.message(c, err)
+		v.Problem = s.problemLine(c, err)
 		page(c, statusOf(domain.ErrorCode(err)), pages.Batch(v), pages.Batch(v))
 		return
 	}
@@ -144,9 +143,7 @@ func (s *server) batchPreview(c *gin.Context) {
 func (s *server) batchApply(c *gin.Context) {
 	items, err := parseItems(c.PostFormArray("item"))
 	b, fields, words, ferr := s.batchForm(c)
-	if err == nil {
-		err = ferr
-	}
+	err = bothInvalid(err, ferr)
 	v := pages.BatchView{Frame: s.frameFor(c, "Done", "queue"), Decision: words, Fields: fields,
 		Back: returnTo(c, "/desk/queue")}
 	if err == nil {
@@ -156,11 +153,13 @@ func (s *server) batchApply(c *gin.Context) {
 		err = s.showBatch(c, &v, b)
 	}
 	if err != nil {
-		v.Problem = s.message(c, err)
+		v.Problem = s.problemLine(c, err)
 		page(c, statusOf(domain.ErrorCode(err)), pages.Batch(v), pages.Batch(v))
 		return
 	}
-	page(c, http.StatusOK, pages.Batch(v), pages.Batch(v))
+	v.Frame = layouts.Frame{}
+	s.batches.put(v.ID, me(c).Identity(), v, time.Now())
+	c.Redirect(http.StatusSeeOther, "/desk/batch/"+v.ID)
 }
 
 // showBatch runs the batch and fills the view with its result.
@@ -170,6 +169,12 @@ func (s *server) showBatch(c *gin.Context, v *pages.BatchView, b domain.Batch) e
 		return err
 	}
 	v.ID, v.Applied, v.Skipped = res.ID, res.Applied, res.Skipped
+	for _, r := range res.Items {
+		if r.Outcome == domain.BatchSkipped && r.Code == domain.EInternal {
+			v.Failed++ // not refused: something broke
+			v.Skipped--
+		}
+	}
 	seen := map[string]int64{}
 	for _, it := range b.Items {
 		seen[it.ID] = it.ExpectedVersion
@@ -186,4 +191,26 @@ func (s *server) showBatch(c *gin.Context, v *pages.BatchView, b domain.Batch) e
 		v.Items = append(v.Items, row)
 	}
 	return nil
+}
+
+// bothInvalid is the first error, with the second's fields when both are
+// about fields, so the person corrects every field at once.
+func bothInvalid(first, second error) error {
+	if first == nil {
+		return second
+	}
+	a, b := domain.AsError(first), domain.AsError(second)
+	if second == nil || a.Code != domain.EInvalid || b.Code != domain.EInvalid {
+		return first
+	}
+	return domain.Invalid(append(a.Fields, b.Fields...)...)
+}
+
+// problemLine is a refusal in one line: each field once, or the message.
+func (s *server) problemLine(c *gin.Context, err error) string {
+	lines := fieldLines(domain.AsError(err).Fields)
+	if len(lines) < 2 {
+		return s.message(c, err)
+	}
+	return "Nothing was recorded: " + strings.Join(lines, "; ") + "."
 }

@@ -57,7 +57,7 @@ func TestDesk_IncidentBulkDecision(t *testing.T) {
 	pre.one("batch-confirm-risk")
 	unconfirmed := inputs(pre.one("batch-apply-form"))
 	unconfirmed.Del("confirm_risk")
-	if got := d.post("ada", "/desk/batch", unconfirmed).want(http.StatusOK).text("batch-summary"); !strings.HasPrefix(got, "0 of 3 items decided, 3 skipped") {
+	if got := d.applyBatch("ada", unconfirmed).text("batch-counts"); got != "0 applied, 3 skipped, 0 failed." {
 		t.Fatalf("an unconfirmed risky retry: %q", got)
 	}
 	for _, op := range ops {
@@ -71,10 +71,30 @@ func TestDesk_IncidentBulkDecision(t *testing.T) {
 		t.Fatal(err)
 	}
 	apply := inputs(pre.one("batch-apply-form"))
-	res := d.post("ada", "/desk/batch", apply).want(http.StatusOK)
-	if got := res.text("batch-summary"); !strings.HasPrefix(got, "2 of 3 items decided, 1 skipped") {
+	r := d.post("ada", "/desk/batch", apply).want(http.StatusSeeOther)
+	res := d.get("ada", r.header.Get("Location")).want(http.StatusOK)
+	if got := res.text("batch-counts"); got != "2 applied, 1 skipped, 0 failed." {
 		t.Fatalf("result: %q", got)
 	}
+	if pr := res.one("batch-progress"); attr(pr, "value") != "3" || attr(pr, "max") != "3" {
+		t.Fatalf("progress %s of %s, want 3 of 3", attr(pr, "value"), attr(pr, "max"))
+	}
+	// The result is a page of its own: reading it again applies nothing
+	// again, and it is Ada's receipt, not Bob's.
+	versions := map[string]int64{}
+	for _, op := range ops {
+		versions[op.ID] = d.state(op.ID).Version
+	}
+	if again := d.get("ada", r.header.Get("Location")).want(http.StatusOK); again.text("batch-counts") != res.text("batch-counts") {
+		t.Fatalf("the result read again: %q", again.text("batch-counts"))
+	}
+	for _, op := range ops {
+		if d.state(op.ID).Version != versions[op.ID] {
+			t.Fatal("reading the result changed an item")
+		}
+	}
+	d.get("bob", r.header.Get("Location")).want(http.StatusNotFound)
+	d.get("ada", "/desk/batch/bat_unknown").want(http.StatusNotFound)
 	batchID := res.text("batch-id")
 	for _, r := range res.all("batch-row") {
 		skipped := attr(r, "data-id") == ops[1].ID
@@ -97,4 +117,16 @@ func TestDesk_IncidentBulkDecision(t *testing.T) {
 		want(http.StatusUnprocessableEntity).one("problem")
 	d.post("ada", "/desk/batch", url.Values{"decision": {"note"}, "reason": {"x"}, "item": {"nonsense"}}).
 		want(http.StatusUnprocessableEntity).one("problem")
+}
+
+// applyBatch posts a batch, which answers 303 to its result, and reads the
+// result.
+func (d *desk) applyBatch(who string, form url.Values) answer {
+	d.t.Helper()
+	r := d.post(who, "/desk/batch", form).want(http.StatusSeeOther)
+	loc := r.header.Get("Location")
+	if !strings.HasPrefix(loc, "/desk/batch/bat_") {
+		d.t.Fatalf("the batch redirects to %q, want its result page", loc)
+	}
+	return d.get(who, loc).want(http.StatusOK)
 }

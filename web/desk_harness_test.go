@@ -64,9 +64,15 @@ type desk struct {
 
 func newDesk(t testing.TB) *desk {
 	t.Helper()
+	return newDeskWith(t, testCards())
+}
+
+// newDeskWith is newDesk with other cards.
+func newDeskWith(t testing.TB, cards domain.Cards) *desk {
+	t.Helper()
 	gin.SetMode(gin.TestMode)
 	st := storetest.New(t)
-	l := domain.NewLedger(st, testCards())
+	l := domain.NewLedger(st, cards)
 	// signIn with no OIDC: the development sign-in's banner shows, as it
 	// would on a laptop.
 	s := &server{ledger: l, log: slog.New(slog.NewTextHandler(io.Discard, nil)), signIn: &signIn{cookieKey: testCookieKey}}

@@ -41,9 +41,10 @@ func (s *server) showOperation(c *gin.Context, status int, p pages.Problem, d pa
 	}
 	v := operationView(it, me(c))
 	s.withPeople(c, &v, it.Op)
+	s.withChains(c, &v, it.Op)
 	v.Notifications = s.operationNotifications(c, it.Op.ID)
 	v.Frame = s.frameFor(c, it.Op.Key, "queue")
-	v.Problem, v.Draft = p, d
+	v.Problem, v.Draft, v.From = p, d, fromOf(c)
 	page(c, status, pages.Operation(v), pages.OperationBody(v))
 }
 
@@ -57,16 +58,17 @@ func (s *server) showDone(c *gin.Context, done string) {
 	}
 	v := operationView(it, me(c))
 	s.withPeople(c, &v, it.Op)
+	s.withChains(c, &v, it.Op)
 	v.Frame = s.frameFor(c, it.Op.Key, "queue")
-	v.Done, v.Back = done, "/desk/queue"
-	q, _ := queueQuery(pages.QueueFilter{}, me(c), "", time.Now())
-	q.Limit = 2
-	if ops, _, err := s.ledger.DeskQueue(c.Request.Context(), me(c), q, ""); err == nil {
-		for _, op := range ops {
-			if op.ID != it.Op.ID {
-				v.Next = "/desk/operations/" + op.ID
-				break
-			}
+	v.Done, v.From = done, fromOf(c)
+	next, in := s.nextInList(c, it.Op, v.From)
+	// Back scrolls to the item, or, when the decision took it off the
+	// list, to the one that took its place.
+	v.Back = pages.BackURL(v.From, it.Op.ID)
+	if next != "" {
+		v.Next = pages.ItemURL(next, v.From)
+		if !in {
+			v.Back = pages.BackURL(v.From, next)
 		}
 	}
 	page(c, http.StatusOK, pages.Operation(v), pages.OperationBody(v))
@@ -75,7 +77,7 @@ func (s *server) showDone(c *gin.Context, done string) {
 func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView {
 	op := it.Op
 	v := pages.OperationView{Op: opFacts(op), NextDecision: nextDecision(op), Card: cardView(it.Card),
-		Retention: retention(it), Actions: allowed(op, it.Card, person, it.Versions, it.Now)}
+		Retention: retention(it), KeyWindow: keyWindow(it), Actions: allowed(op, it.Card, person, it.Versions, it.Now)}
 	if v.Actions.ResendSameKey {
 		// The safe decision needs no finding out: say it first.
 		v.NextDecision = "Re-send it under the same provider key, which the provider still deduplicates; " +
@@ -188,6 +190,9 @@ func opFacts(op domain.Operation) pages.OpFacts {
 	}
 	if r := op.Resolution; r != nil {
 		f.Resolution = fmt.Sprintf("Resolved: %s by %s — “%s”", strings.ReplaceAll(r.Action, "_", " "), r.By, r.Reason)
+		if !r.At.IsZero() {
+			f.ResolvedAt = &r.At
+		}
 	}
 	if l := op.Lease; l != nil {
 		f.Lease = fmt.Sprintf("held by %s until %s", l.Worker, components.UTCText(l.ExpiresAt))
@@ -218,7 +223,8 @@ func eventRow(e domain.AuditEvent) pages.EventRow {
 		actor = "workflow " + actor
 	}
 	return pages.EventRow{Seq: e.Seq, At: e.At, Actor: actor, ActorKind: e.Actor.Kind.String(), Action: e.Action,
-		From: e.FromState, To: e.ToState, Reason: e.Reason, Detail: string(e.Detail), OperationID: e.OperationID, Hash: e.Hash}
+		From: e.FromState, To: e.ToState, Reason: e.Reason, Detail: string(e.Detail), OperationID: e.OperationID, Hash: e.Hash,
+		Fields: detailFields(e.Detail)}
 }
 
 // retention says whether the provider may still deduplicate a re-send by
@@ -239,6 +245,27 @@ func retention(it domain.DeskItem) pages.Retention {
 	return pages.Retention{Known: true, Expired: true, Text: fmt.Sprintf("The provider key left its %s retention window "+
 		"%s ago: the provider no longer deduplicates it, so a retry may execute the action twice. Look it up first.",
 		card.ProviderKeyRetention, components.Age(it.Now.Sub(first.Add(card.ProviderKeyRetention))))}
+}
+
+// keyWindow is the countdown to the end of the provider's retention of the
+// key, for a card whose provider deduplicates by key; zero otherwise.
+func keyWindow(it domain.DeskItem) pages.KeyWindow {
+	card, first := it.Card, it.Op.ProviderKeyFirstSentAt
+	if first == nil || card.ProviderIdempotency == domain.IdempotencyNone ||
+		card.ProviderIdempotency.String() == "" || card.ProviderKeyRetention <= 0 {
+		return pages.KeyWindow{}
+	}
+	until := first.Add(card.ProviderKeyRetention)
+	if card.ResendSafe(first, it.Now) {
+		return pages.KeyWindow{Until: &until, Left: components.Age(until.Sub(it.Now))}
+	}
+	return pages.KeyWindow{Until: &until, Left: components.Age(it.Now.Sub(until)), Expired: true}
+}
+
+// withChains adds the operations this one was caused by and superseded.
+func (s *server) withChains(c *gin.Context, v *pages.OperationView, op domain.Operation) {
+	v.CausedBy = s.causeChain(c.Request.Context(), me(c), op)
+	v.Supersedes = s.supersedesChain(c.Request.Context(), me(c), op)
 }
 
 // allowed are the decisions the state and the viewer's role allow; the

@@ -10,7 +10,11 @@
     if (e.ctrlKey || e.metaKey || e.altKey || typing(e)) return;
     if (e.key === "/") {
       var s = document.querySelector("[data-search]");
-      if (s) { e.preventDefault(); s.focus(); }
+      if (s) {
+        var folded = s.closest("details");
+        if (folded) folded.open = true;
+        e.preventDefault(); s.focus();
+      }
       return;
     }
     if (e.key === "j" || e.key === "k") {
@@ -70,6 +74,12 @@
       e.preventDefault();
     }
   });
-  document.addEventListener("DOMContentLoaded", function () { localTimes(document); });
+  // On a phone the queue's filters fold into "Filters", so the items come
+  // first; the page is served with them open, for a browser without this.
+  function foldFilters() {
+    if (!window.matchMedia || !window.matchMedia("(max-width: 600px)").matches) return;
+    document.querySelectorAll("details[data-filters]").forEach(function (d) { d.open = false; });
+  }
+  document.addEventListener("DOMContentLoaded", function () { localTimes(document); foldFilters(); });
   document.addEventListener("htmx:afterSwap", function (e) { localTimes(e.target); });
 })();

@@ -328,7 +328,7 @@ func ApprovalsList(v ApprovalsView) templ.Component {
 				}
 			}
 			if v.CanApprove {
-				templ_7745c5c3_Err = approvalForms(it.ID, it.Version, it.ContentVersion, it.Own, "/desk/approvals", Draft{}).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = approvalForms(it.ID, it.Version, it.ContentVersion, it.Own, "/desk/approvals", "", Draft{}).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

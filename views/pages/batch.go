@@ -33,6 +33,7 @@ type BatchView struct {
 	Items    []BatchRow
 	Applied  int
 	Skipped  int
+	Failed   int // items a fault stopped, not a refusal
 	Problem  string
 	Back     string // the queue the person came from
 	Risky    bool   // some item's retry may do its side effect twice: applying asks for confirmation

@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"net/url"
 	"time"
 
 	"github.com/opshandoff/handoff/views/components"
@@ -31,7 +32,38 @@ type OperationView struct {
 	// Notes are the notes people left, oldest first, pinned above the
 	// timeline.
 	Notes []EventRow
+	// KeyWindow is when the provider stops deduplicating the provider key.
+	KeyWindow KeyWindow
+	// CausedBy and Supersedes are the chains of operations behind this one.
+	CausedBy, Supersedes Chain
+	// From is the list the person opened the item from, with its filter;
+	// decisions carry it, so "next item" and "back" keep that filter.
+	From string
 }
+
+// KeyWindow is the provider's retention window for the provider key, shown
+// when the provider deduplicates by key and the key was sent.
+type KeyWindow struct {
+	Until   *time.Time // when the window closes (closed)
+	Left    string     // how long until then, or since then: "3 h 12 m"
+	Expired bool
+}
+
+// Chain is a run of linked operations, nearest first.
+type Chain struct {
+	Links []ChainLink
+	More  bool // the chain goes on past the hops the page follows
+}
+
+// ChainLink is one operation of a chain. Without an ID it is only a name:
+// an operation the viewer cannot open, or the same one again (a loop).
+type ChainLink struct {
+	Name, ID, State string
+	Missing, Loop   bool
+}
+
+// DetailField is one member of an audit event's detail.
+type DetailField struct{ Key, Value string }
 
 // OpFacts are the operation's fields as text.
 type OpFacts struct {
@@ -40,7 +72,7 @@ type OpFacts struct {
 	LastError, Assignee, ResultRef, Resolution, Lease               string
 	Version                                                         int64
 	ContentVersion, Attempts                                        int
-	ProviderKeyFirstSentAt, NextRetryAt                             *time.Time
+	ProviderKeyFirstSentAt, NextRetryAt, ResolvedAt                 *time.Time
 	CreatedAt, UpdatedAt                                            time.Time
 }
 
@@ -83,6 +115,7 @@ type EventRow struct {
 	At                                 time.Time
 	Actor, ActorKind, Action, From, To string
 	Reason, Detail, OperationID, Hash  string
+	Fields                             []DetailField // Detail, member by member
 }
 
 // Retention says whether the provider still remembers the provider key.
@@ -144,4 +177,23 @@ func (d Draft) For(form string) Draft {
 		return d
 	}
 	return Draft{}
+}
+
+// ItemURL is an operation's page, keeping the list it was opened from.
+func ItemURL(id, from string) string {
+	if from == "" {
+		return "/desk/operations/" + id
+	}
+	return "/desk/operations/" + id + "?from=" + url.QueryEscape(from)
+}
+
+// BackURL is the list the person came from, scrolled to the row of id.
+func BackURL(from, id string) string {
+	if from == "" {
+		from = "/desk/queue"
+	}
+	if id == "" {
+		return from
+	}
+	return from + "#row-" + id
 }

@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/opshandoff/handoff/views/layouts"
@@ -56,4 +57,22 @@ type QueueRow struct {
 	CreatedAt                                          time.Time
 	Since                                              time.Time // when it entered the desk; Age counts from it
 	Mine                                               bool      // assigned to the viewer
+}
+
+// activeFilters counts the filters in use for the folded filter's summary:
+// " (2 in use)", or "" for none.
+func activeFilters(f QueueFilter) string {
+	n := 0
+	for _, v := range []string{f.Q, f.State, f.Type, f.Provider, f.Namespace, f.Assignee, f.Age, f.Error} {
+		if v != "" {
+			n++
+		}
+	}
+	if f.Mine {
+		n++
+	}
+	if n == 0 {
+		return ""
+	}
+	return " (" + strconv.Itoa(n) + " in use)"
 }
