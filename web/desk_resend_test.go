@@ -162,8 +162,9 @@ func TestDesk_BulkResendSameKey(t *testing.T) {
 			t.Fatalf("row %s: %s %q", id, attr(r, "data-outcome"), text(r))
 		}
 	}
-	res := d.post("ada", "/desk/batch", inputs(pre.one("batch-apply-form"))).want(http.StatusOK)
-	if got := res.text("batch-summary"); !strings.HasPrefix(got, "1 of 1 item decided, 0 skipped") {
+	r := d.post("ada", "/desk/batch", inputs(pre.one("batch-apply-form"))).want(http.StatusSeeOther)
+	res := d.get("ada", r.header.Get("Location")).want(http.StatusOK)
+	if got := res.text("batch-counts"); got != "1 applied, 0 skipped, 0 failed." {
 		t.Fatalf("result: %q", got)
 	}
 	if got := d.state(ok.ID); got.State != domain.FailedRetryable || got.ProviderKey != ok.ProviderKey {
