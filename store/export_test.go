@@ -59,3 +59,7 @@ func MultiRow(chs []domain.Change, create bool) []int {
 
 // Reruns is how many flushes failed whole and were re-run change by change.
 func Reruns(s *Store) int64 { return s.gc.reruns.Load() }
+
+// SetMultiRow turns the multi-row statements on or off, for the benchmark
+// that compares them with a statement per change.
+func SetMultiRow(on bool) { multiRowOn = on }

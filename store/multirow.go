@@ -223,6 +223,9 @@ func multiStatement(chs []domain.Change, create bool) *stmt {
 	return s
 }
 
+// multiRowOn is off only in the benchmark that compares the two ways.
+var multiRowOn = true
+
 // flushPart is one statement of a flush: several changes' multi-row
 // statement, or one change's own.
 type flushPart struct {
@@ -237,6 +240,13 @@ type flushPart struct {
 // multi-row statement, which must see that statement's write.
 func planFlush(batch []*gcRequest) []flushPart {
 	var upd, crt, rest []int
+	var parts []flushPart
+	if !multiRowOn {
+		for i, r := range batch {
+			parts = append(parts, flushPart{idx: []int{i}, create: r.create})
+		}
+		return parts
+	}
 	seen := map[string]bool{}
 	for i, r := range batch {
 		ch := r.ch
@@ -261,7 +271,6 @@ func planFlush(batch []*gcRequest) []flushPart {
 			upd = append(upd, i)
 		}
 	}
-	var parts []flushPart
 	for _, g := range []struct {
 		idx    []int
 		create bool
