@@ -89,17 +89,21 @@ func textOf(v any) *string {
 	case int64:
 		s = strconv.FormatInt(x, 10)
 	case time.Time:
-		s = x.UTC().Format(time.RFC3339Nano)
+		s = pgTime(x)
 	case *time.Time:
 		if x == nil {
 			return nil
 		}
-		s = x.UTC().Format(time.RFC3339Nano)
+		s = pgTime(*x)
 	default:
 		panic("multirow: no text form for a column value") // a column type added without its case here
 	}
 	return &s
 }
+
+// pgTime is t as pgx's binary encoding stores it: cut (not rounded) to
+// the microsecond, so both paths write the same instant.
+func pgTime(t time.Time) string { return t.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano) }
 
 // multiEligible: the change may share a multi-row statement of its kind.
 // An update carries no content snapshot (opStateCols only); a create may
