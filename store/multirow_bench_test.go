@@ -10,21 +10,24 @@ import (
 	"github.com/opshandoff/handoff/store/storetest"
 )
 
-// BenchmarkGroupCommit_flush: flushes of 16 lifecycles — 16 registrations,
-// then their 16 begins, then their 16 settles — written as multi-row
+// BenchmarkGroupCommit_flush: flushes of 2 or 16 lifecycles — the
+// registrations, then their begins, then their settles — written as multi-row
 // statements or as a statement per change; ns/op is per lifecycle.
 func BenchmarkGroupCommit_flush(b *testing.B) {
 	if !storetest.Postgres() {
 		b.Skip("group commit is PostgreSQL's (set " + storetest.EnvPostgres + ")")
 	}
-	for _, multi := range []bool{true, false} {
-		b.Run(fmt.Sprintf("multi=%v", multi), func(b *testing.B) {
+	for _, tc := range []struct {
+		flush int
+		multi bool
+	}{{2, true}, {2, false}, {4, true}, {4, false}, {8, true}, {8, false}, {16, true}, {16, false}} {
+		flush, multi := tc.flush, tc.multi
+		b.Run(fmt.Sprintf("flush=%d/multi=%v", flush, multi), func(b *testing.B) {
 			store.SetMultiRow(multi)
 			defer store.SetMultiRow(true)
 			s := storetest.New(b)
 			ids := &domain.IDSource{}
 			env := domain.Env{Card: testCards()["crm.task.create"], Actor: wf, NewID: ids.New, Jitter: func() float64 { return 0 }}
-			const flush = 16
 			n := 0
 			b.ResetTimer()
 			for b.Loop() {

@@ -60,6 +60,9 @@ func TestGroupCommit_multiRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	begins = append(begins, decide(regs[4].Op.ID, domain.Begin{LeaseToken: token(4)}))
+	if plan := store.MultiRow(begins[:3], false); !slices.Equal(plan, []int{0, 0, 0}) {
+		t.Fatalf("three begins are sent as %v, want a statement each (fewer than the multi-row minimum)", plan)
+	}
 	if plan := store.MultiRow(begins, false); !slices.Equal(plan, []int{6, 0}) {
 		t.Fatalf("the begins are sent as %v, want one statement of 6 and the repeat alone", plan)
 	}
