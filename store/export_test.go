@@ -41,3 +41,45 @@ func MigrateTo(ctx context.Context, s *Store, v int64) error {
 func Exec(ctx context.Context, s *Store, sql string, args ...any) error {
 	return s.db.WithContext(ctx).Exec(sql, args...).Error
 }
+
+// ApplyTogether commits the changes of existing operations as one
+// group-commit flush and returns each one's answer: whether it was
+// written, or its error.
+func ApplyTogether(s *Store, chs []domain.Change) ([]bool, []error) {
+	batch := make([]*gcRequest, len(chs))
+	for i, ch := range chs {
+		batch[i] = &gcRequest{ch: ch, done: make(chan gcResult, 1)}
+	}
+	s.gc.flush(batch)
+	written, errs := make([]bool, len(chs)), make([]error, len(chs))
+	for i, r := range batch {
+		res := <-r.done
+		written[i], errs[i] = res.n == 1, res.err
+	}
+	return written, errs
+}
+
+// MultiRow reports how a flush of these changes is sent: the number of
+// changes in each multi-row statement, 0 for a statement of its own.
+func MultiRow(chs []domain.Change, create bool) []int {
+	batch := make([]*gcRequest, len(chs))
+	for i, ch := range chs {
+		batch[i] = &gcRequest{ch: ch, create: create}
+	}
+	var out []int
+	for _, p := range planFlush(batch) {
+		if p.multi {
+			out = append(out, len(p.idx))
+		} else {
+			out = append(out, 0)
+		}
+	}
+	return out
+}
+
+// Reruns is how many flushes failed whole and were re-run change by change.
+func Reruns(s *Store) int64 { return s.gc.reruns.Load() }
+
+// SetMultiRow turns the multi-row statements on or off, for the benchmark
+// that compares them with a statement per change.
+func SetMultiRow(on bool) { multiRowOn = on }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -61,6 +62,9 @@ type committer struct {
 	stop chan struct{}
 	once sync.Once
 	wg   sync.WaitGroup
+	// reruns counts flushes that failed as a whole and were re-run change
+	// by change: the tests' way to see that a multi-row statement held.
+	reruns atomic.Int64
 }
 
 func newCommitter(pool *pgxpool.Pool) *committer {
@@ -148,25 +152,37 @@ func (c *committer) flush(batch []*gcRequest) {
 		return
 	}
 	// The transaction rolled back as a whole: each change on its own.
+	c.reruns.Add(1)
 	for _, r := range batch {
 		c.alone(ctx, r)
 	}
 }
 
-// together sends every change's statement in one round trip: the
-// statements up to the protocol's Sync are one implicit transaction, which
-// commits at the Sync and rolls back whole on any error.
+// together sends the batch's statements (planFlush: one multi-row
+// statement per kind, the rest one each) in one round trip: the statements
+// up to the protocol's Sync are one implicit transaction, which commits at
+// the Sync and rolls back whole on any error.
 func (c *committer) together(ctx context.Context, batch []*gcRequest) ([]int64, error) {
+	parts := planFlush(batch)
 	b := &pgx.Batch{}
-	for _, r := range batch {
-		st := fastStatement(r.ch, r.create)
+	for _, p := range parts {
+		var st *stmt
+		if p.multi {
+			chs := make([]domain.Change, len(p.idx))
+			for j, i := range p.idx {
+				chs[j] = batch[i].ch
+			}
+			st = multiStatement(chs, p.create)
+		} else {
+			st = fastStatement(batch[p.idx[0]].ch, p.create)
+		}
 		b.Queue(st.sql.String(), st.args...)
 	}
 	br := c.pool.SendBatch(ctx, b)
 	ns := make([]int64, len(batch))
 	var err error
-	for i := range batch {
-		if err = br.QueryRow().Scan(&ns[i]); err != nil {
+	for _, p := range parts {
+		if err = readPart(br, p, batch, ns); err != nil {
 			break
 		}
 	}
@@ -175,6 +191,36 @@ func (c *committer) together(ctx context.Context, batch []*gcRequest) ([]int64, 
 		err = cerr
 	}
 	return ns, err
+}
+
+// readPart reads one statement's answer into ns: a single statement's
+// count, or a multi-row statement's written ids, each a 1 for its change.
+func readPart(br pgx.BatchResults, p flushPart, batch []*gcRequest, ns []int64) error {
+	if !p.multi {
+		return br.QueryRow().Scan(&ns[p.idx[0]])
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	written := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		written[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, i := range p.idx {
+		if written[batch[i].ch.Op.ID] {
+			ns[i] = 1
+		}
+	}
+	return nil
 }
 
 func (c *committer) alone(ctx context.Context, r *gcRequest) {
