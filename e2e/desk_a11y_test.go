@@ -56,6 +56,9 @@ func TestDesk_Accessibility(t *testing.T) {
 		t.Fatalf("revise: %d %s", r.Status, r.Raw)
 	}
 
+	// A drilled type: the Types page then shows its last drill and receipt
+	// (the receipt itself is a JSON document, not a page).
+	s.drillReceipt(t, "crm.task.create")
 	b := newBrowser(t, s, idp, 1366, 900)
 	b.signIn(idp, adm, "/desk")
 	pages := []struct{ path, ready string }{
@@ -67,7 +70,7 @@ func TestDesk_Accessibility(t *testing.T) {
 		{"/desk/operations/" + str(coupon.Body, "id"), `[data-testid="timeline"]`},
 		{"/desk/approvals", `[data-testid="approval-item"]`},
 		{"/desk/audit", "main h1"},
-		{"/desk/types", "main h1"},
+		{"/desk/types", `a[title^="sha256 "]`}, // with the last drill and its receipt
 		{"/desk/notifications", "main h1"},
 	}
 	for _, width := range []int64{1366, 390} {

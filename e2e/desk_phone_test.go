@@ -90,6 +90,9 @@ func TestDesk_FrontDoorAndPhone(t *testing.T) {
 
 	// Headless Chromium keeps a window at least 500 px wide; the emulated
 	// viewport is the phone's.
+	// A drilled type: the Types page then shows its last drill and receipt
+	// (the receipt itself is a JSON document, not a page).
+	s.drillReceipt(t, "crm.task.create")
 	b := newBrowser(t, s, idp, 500, 844)
 	b.run("a 390 px phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateTouch))
 	var check func(path, ready string)
@@ -129,7 +132,7 @@ func TestDesk_FrontDoorAndPhone(t *testing.T) {
 		{"/desk/operations/" + str(coupon.Body, "id"), `[data-testid="timeline"]`},
 		{"/desk/approvals", `[data-testid="approval-item"]`},
 		{"/desk/audit", "main h1"},
-		{"/desk/types", "main h1"},
+		{"/desk/types", `a[title^="sha256 "]`}, // with the last drill and its receipt
 		{"/desk/incidents", `[data-testid="incidents-table"]`},
 		{"/desk/operations", `[data-testid="queue-table"]`},
 		{"/desk/notifications", "main h1"},

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -218,4 +219,22 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// drillReceipt runs `handoff drill` for typ, as an operator would before
+// production: an embedded Handoff on a throwaway database, its receipt and
+// audit event recorded in s's database. It returns the receipt's ID.
+func (s *server) drillReceipt(t testing.TB, typ string) string {
+	t.Helper()
+	cmd := exec.Command(s.bin, "drill", "--type", typ, "--receipts", t.TempDir())
+	cmd.Env = s.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("drill %s: %v\n%s", typ, err, out)
+	}
+	m := regexp.MustCompile(`PASS \S+ .*receipt \S*(drl_[0-9a-f]+)\.json`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("drill %s named no receipt:\n%s", typ, out)
+	}
+	return string(m[1])
 }
