@@ -1,6 +1,11 @@
 package store
 
-import "github.com/opshandoff/handoff/domain"
+import (
+	"strings"
+
+	"github.com/opshandoff/handoff/domain"
+	"gorm.io/gorm"
+)
 
 // CreateTogether commits the new operations' changes as one group-commit
 // flush, as if they had arrived at once, and returns each one's answer:
@@ -21,3 +26,22 @@ func CreateTogether(s *Store, chs []domain.Change) ([]bool, []error) {
 
 // FastPath reports whether the store writes ch in one statement.
 func FastPath(s *Store, ch domain.Change) bool { return s.pool != nil && fastPathEligible(ch) }
+
+// ExplainList is PostgreSQL's plan for List's query for q, planned for its
+// values, with the settings (such as "enable_seqscan = off") in force.
+func ExplainList(s *Store, q domain.ListQuery, settings ...string) (string, error) {
+	sql, args, _, err := s.listSQL(q)
+	if err != nil {
+		return "", err
+	}
+	var plan []string
+	err = s.db.Transaction(func(tx *gorm.DB) error {
+		for _, set := range append([]string{"plan_cache_mode = force_custom_plan"}, settings...) {
+			if err := tx.Exec("SET LOCAL " + set).Error; err != nil {
+				return err
+			}
+		}
+		return tx.Raw("EXPLAIN "+sql, args...).Scan(&plan).Error
+	})
+	return strings.Join(plan, "\n"), err
+}
