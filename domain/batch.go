@@ -174,11 +174,18 @@ func (l *Ledger) Batch(ctx context.Context, actor Actor, b Batch) (BatchResult, 
 	}
 	res := BatchResult{ID: l.IDs.New("bat"), Preview: b.Preview, Items: make([]BatchItemResult, 0, len(b.Items))}
 	ctx = withBatch(ctx, res.ID)
+	var seen loaded
+	if b.Preview {
+		var err error
+		if seen, err = l.loadItems(ctx, b.Items); err != nil {
+			return BatchResult{}, err
+		}
+	}
 	for _, it := range b.Items {
 		var r BatchItemResult
 		var err error
 		if b.Preview {
-			r, err = l.previewItem(ctx, actor, it, b)
+			r, err = l.previewItem(ctx, actor, it, b, seen)
 		} else {
 			r, err = l.applyItem(ctx, actor, it, b)
 		}
@@ -208,13 +215,38 @@ func skipped(r BatchItemResult, err error) BatchItemResult {
 	return r
 }
 
-// previewItem decides the item without writing anything.
-func (l *Ledger) previewItem(ctx context.Context, actor Actor, it BatchItem, b Batch) (BatchItemResult, error) {
-	r, cmd := BatchItemResult{ID: it.ID}, b.command(it)
-	op, now, err := l.Store.Load(ctx, "", it.ID)
-	if err != nil {
-		return skipped(r, err), err
+// loaded is a preview's items as read at once, and the database's clock.
+type loaded struct {
+	ops map[string]Operation
+	now time.Time
+}
+
+// loadItems reads every item of a batch in one go: a preview of a thousand
+// items would otherwise wait on a thousand reads one after the other.
+func (l *Ledger) loadItems(ctx context.Context, items []BatchItem) (loaded, error) {
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
 	}
+	ops, now, err := l.Store.LoadMany(ctx, ids)
+	if err != nil {
+		return loaded{}, err
+	}
+	seen := loaded{ops: make(map[string]Operation, len(ops)), now: now}
+	for _, op := range ops {
+		seen.ops[op.ID] = op
+	}
+	return seen, nil
+}
+
+// previewItem decides the item, as loaded, without writing anything.
+func (l *Ledger) previewItem(ctx context.Context, actor Actor, it BatchItem, b Batch, seen loaded) (BatchItemResult, error) {
+	r, cmd := BatchItemResult{ID: it.ID}, b.command(it)
+	op, ok := seen.ops[it.ID]
+	if !ok {
+		return skipped(r, Errorf(ENotFound, "no such operation")), nil
+	}
+	now := seen.now
 	r.Key, r.From, r.Version = op.Key, op.State, op.Version
 	card, err := l.Cards.Get(op.Type)
 	if err != nil {

@@ -19,6 +19,10 @@ type Store interface {
 	// Load returns the operation and the database's clock. An empty
 	// namespace matches every namespace.
 	Load(ctx context.Context, namespace, id string) (Operation, time.Time, error)
+	// LoadMany is Load for many IDs at once, in every namespace: the
+	// operations found, in no particular order (an ID that names none is left
+	// out), and the database's clock.
+	LoadMany(ctx context.Context, ids []string) ([]Operation, time.Time, error)
 	// LoadByKey is Load by the caller's key.
 	LoadByKey(ctx context.Context, namespace, key string) (Operation, time.Time, error)
 	// ClaimReady finds up to q.Limit ready operations, skipping rows that

@@ -87,3 +87,31 @@ func TestLedger_Batch(t *testing.T) {
 		t.Fatalf("a workflow's batch: %v", err)
 	}
 }
+
+// TestLedger_BatchPreview_readOnce: a preview reads its items at once and
+// still decides each on its own, in the order given: an ID that names no
+// operation is skipped as not found, an item changed since the version the
+// person saw is skipped with the change named, the others would apply.
+func TestLedger_BatchPreview_readOnce(t *testing.T) {
+	ctx := context.Background()
+	l := domain.NewLedger(storetest.New(t), testCards())
+	a := intoDesk(t, l, "evt_pre:a", false)
+	b := intoDesk(t, l, "evt_pre:b", false)
+	if _, err := l.Resolve(ctx, person, b.ID, domain.Resolve{Action: domain.ResolveCancel, Reason: "withdrawn",
+		ExpectedVersion: b.Version}); err != nil {
+		t.Fatal(err)
+	}
+	pre, err := l.Batch(ctx, operator, domain.Batch{Kind: domain.BatchResolve, Action: domain.ResolveCancel, Reason: "called off",
+		Preview: true, Items: []domain.BatchItem{{ID: "op_nothing", ExpectedVersion: 1}, {ID: b.ID, ExpectedVersion: b.Version},
+			{ID: a.ID, ExpectedVersion: a.Version}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := pre.Items
+	if len(got) != 3 || got[0].ID != "op_nothing" || got[0].Code != domain.ENotFound || got[0].Outcome != domain.BatchSkipped ||
+		got[1].ID != b.ID || got[1].Code != domain.EVersionConflict || !strings.Contains(got[1].Why, "resolved by ada@example.com") ||
+		got[2].ID != a.ID || got[2].Outcome != domain.BatchWouldApply || got[2].To != domain.Cancelled ||
+		pre.Applied != 1 || pre.Skipped != 2 {
+		t.Fatalf("preview: %+v", pre)
+	}
+}

@@ -206,7 +206,7 @@ func (s *Store) DeskList(ctx context.Context, q domain.ListQuery) ([]domain.Oper
 const loadBatch = 500
 
 // CreateBatch writes many new operations with their events and content
-// snapshots, a batch of rows per INSERT, in one transaction. Unlike Create
+// snapshots and new attempts, a batch of rows per INSERT, in one transaction. Unlike Create
 // it does not look for existing keys: a taken key fails the whole load. It
 // vacuums and analyzes the table afterwards. It is for loading data sets such as the desk's benchmark, where one commit
 // per operation would take longer than the measurement.
@@ -214,8 +214,12 @@ func (s *Store) CreateBatch(ctx context.Context, changes []domain.Change) error 
 	ops := make([]operationRow, 0, len(changes))
 	var events []auditRow
 	var contents []contentRow
+	var attempts []attemptRow
 	for _, ch := range changes {
 		ops = append(ops, toOperationRow(ch.Op))
+		if a := ch.Attempt; a != nil && a.New {
+			attempts = append(attempts, toAttemptRow(a.Attempt))
+		}
 		for _, e := range ch.Events {
 			events = append(events, toAuditRow(e))
 		}
@@ -228,6 +232,11 @@ func (s *Store) CreateBatch(ctx context.Context, changes []domain.Change) error 
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.CreateInBatches(&ops, loadBatch).Error; err != nil {
 			return err
+		}
+		if len(attempts) > 0 {
+			if err := tx.CreateInBatches(&attempts, loadBatch).Error; err != nil {
+				return err
+			}
 		}
 		if len(contents) > 0 {
 			if err := tx.CreateInBatches(&contents, loadBatch).Error; err != nil {

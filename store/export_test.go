@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"strings"
 
 	"github.com/opshandoff/handoff/domain"
+	"gorm.io/gorm"
 )
 
 // CreateTogether commits the new operations' changes as one group-commit
@@ -83,3 +85,22 @@ func Reruns(s *Store) int64 { return s.gc.reruns.Load() }
 // SetMultiRow turns the multi-row statements on or off, for the benchmark
 // that compares them with a statement per change.
 func SetMultiRow(on bool) { multiRowOn = on }
+
+// ExplainList is PostgreSQL's plan for List's query for q, planned for its
+// values, with the settings (such as "enable_seqscan = off") in force.
+func ExplainList(s *Store, q domain.ListQuery, settings ...string) (string, error) {
+	sql, args, _, err := s.listSQL(q)
+	if err != nil {
+		return "", err
+	}
+	var plan []string
+	err = s.db.Transaction(func(tx *gorm.DB) error {
+		for _, set := range append([]string{"plan_cache_mode = force_custom_plan"}, settings...) {
+			if err := tx.Exec("SET LOCAL " + set).Error; err != nil {
+				return err
+			}
+		}
+		return tx.Raw("EXPLAIN "+sql, args...).Scan(&plan).Error
+	})
+	return strings.Join(plan, "\n"), err
+}

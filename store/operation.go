@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/opshandoff/handoff/domain"
@@ -184,6 +185,32 @@ func (s *Store) Load(ctx context.Context, namespace, id string) (domain.Operatio
 		return s.load(ctx, "id = ?", id)
 	}
 	return s.load(ctx, "id = ? AND namespace = ?", id, namespace)
+}
+
+// LoadMany implements domain.Store: the operations with the ids, read a
+// batch of ids per query (a bulk preview's thousand items in two), and the
+// database's clock, read first.
+func (s *Store) LoadMany(ctx context.Context, ids []string) ([]domain.Operation, time.Time, error) {
+	now, err := s.clock(ctx)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	out := make([]domain.Operation, 0, len(ids))
+	for chunk := range slices.Chunk(ids, loadBatch) {
+		var rows []operationWithClock
+		if err := s.db.WithContext(ctx).Raw("SELECT * FROM operations WHERE id IN ?", chunk).Scan(&rows).Error; err != nil {
+			return nil, time.Time{}, translate(err, "operation")
+		}
+		for _, r := range rows {
+			op, err := r.Row.toDomain()
+			if err != nil {
+				return nil, time.Time{}, domain.Wrap(domain.EInternal, err, "unreadable operation row")
+			}
+			op.ContentPurgedAt = utcPtr(r.ContentPurgedAt)
+			out = append(out, op)
+		}
+	}
+	return out, now, nil
 }
 
 // LoadByKey returns the operation with the key in the namespace.

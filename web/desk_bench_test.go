@@ -24,7 +24,7 @@ import (
 // Each case reports the median and the 95th percentile of its calls.
 func BenchmarkDeskQueue(b *testing.B) {
 	d := newDesk(b)
-	desk := seedDesk(b, d, 100_000, 10_000)
+	desk := seedDesk(b, d, 100_000, 10_000).desk
 	cases := []struct {
 		name string
 		url  func(i int) string
@@ -75,10 +75,21 @@ func percentile(ds []time.Duration, p int) time.Duration {
 	return s[max(i-1, 0)]
 }
 
+// seeded is what seedDesk loaded: the desk's items, and every operation
+// with the ID of its attempt ("" for one never claimed).
+type seeded struct {
+	desk     []domain.Operation
+	ops      []domain.Operation
+	attempts []string
+}
+
 // seedDesk loads total operations created over the last 30 days, inDesk of
-// them in the desk (half unknown_outcome, half failed_terminal), the rest
-// mostly completed, and returns the desk items.
-func seedDesk(b *testing.B, d *desk, total, inDesk int) []domain.Operation {
+// them in the desk (half unknown_outcome, half failed_terminal) and the rest
+// in every other state: 2% each received, processing, action_pending,
+// failed_retryable and awaiting_approval, 6% cancelled, the rest completed.
+// Every operation that was claimed has its attempt, and every content a
+// note naming an order of its own.
+func seedDesk(b *testing.B, d *desk, total, inDesk int) seeded {
 	b.Helper()
 	ctx := context.Background()
 	start := time.Now()
@@ -86,7 +97,7 @@ func seedDesk(b *testing.B, d *desk, total, inDesk int) []domain.Operation {
 	every := total / inDesk
 	types := []string{"crm.task.create", "coupon.issue"}
 	var batch []domain.Change
-	var desk []domain.Operation
+	var out seeded
 	for i := range total {
 		typ := types[(i/every)%len(types)]
 		card, _ := d.ledger.Cards.Get(typ)
@@ -94,14 +105,18 @@ func seedDesk(b *testing.B, d *desk, total, inDesk int) []domain.Operation {
 		env := domain.Env{Card: card, Now: at, Actor: testWorkflow, NewID: d.ledger.IDs.New}
 		r := domain.Registration{Namespace: "campaigns", Key: fmt.Sprintf("evt_%06d:%s", i, typ), Type: typ,
 			EventID: fmt.Sprintf("evt_%06d", i), CorrelationID: fmt.Sprintf("run-%d", i/10)}
-		ch, err := domain.NewOperation(r, []byte(fmt.Sprintf(`{"n":%d,"owner":"u_%d"}`, i, i%97)), false, env)
+		content := fmt.Sprintf(`{"n":%d,"owner":"u_%d","note":"call back about order #%06d"}`, i, i%97, i)
+		ch, err := domain.NewOperation(r, []byte(content), false, env)
 		if err != nil {
 			b.Fatal(err)
 		}
 		op := &ch.Op
 		op.Attempts, op.Version = 1, 4
+		lease := func() {
+			op.LeaseToken, op.Lease = 1, &domain.Lease{Token: 1, Worker: "w1", ExpiresAt: at.Add(5 * time.Minute)}
+		}
 		switch {
-		case i%every == 0 && len(desk)%2 == 0:
+		case i%every == 0 && len(out.desk)%2 == 0:
 			op.State, op.ProviderKeyFirstSentAt = domain.UnknownOutcome, &at
 			op.LastError = &domain.ErrorInfo{Class: domain.ClassTimeout, Message: "read timeout after 30s"}
 		case i%every == 0:
@@ -109,13 +124,34 @@ func seedDesk(b *testing.B, d *desk, total, inDesk int) []domain.Operation {
 			op.LastError = &domain.ErrorInfo{Class: domain.ClassValidation, Code: "422", Message: fmt.Sprintf("owner u_%d does not exist", i%97)}
 		case i%50 == 1:
 			op.State, op.Attempts, op.Version = domain.Received, 0, 1
+		case i%50 == 2:
+			op.State, op.Version = domain.Processing, 2
+			lease()
+		case i%50 == 3:
+			op.State, op.Version, op.ProviderKeyFirstSentAt = domain.ActionPending, 3, &at
+			lease()
+		case i%50 == 4:
+			next := at.Add(time.Minute)
+			op.State, op.NextRetryAt = domain.FailedRetryable, &next
+			op.LastError = &domain.ErrorInfo{Class: domain.ClassRateLimited, Code: "429", Message: "too many requests"}
+		case i%50 == 5:
+			op.State, op.Attempts, op.Version = domain.AwaitingApproval, 0, 1
+		case i%50 >= 6 && i%50 <= 8:
+			op.State = domain.Cancelled
 		default:
 			op.State, op.ProviderKeyFirstSentAt = domain.Completed, &at
 			op.Result = &domain.Result{Ref: fmt.Sprintf("ref_%d", i)}
 		}
-		if op.State.InDesk() {
-			desk = append(desk, *op)
+		att := ""
+		if op.Attempts > 0 {
+			att = d.ledger.IDs.New("att")
+			ch.Attempt = &domain.AttemptChange{New: true, Attempt: domain.Attempt{ID: att, OperationID: op.ID, Number: 1,
+				Worker: "w1", LeaseToken: 1, ClaimedAt: at}}
 		}
+		if op.State.InDesk() {
+			out.desk = append(out.desk, *op)
+		}
+		out.ops, out.attempts = append(out.ops, *op), append(out.attempts, att)
 		if batch = append(batch, ch); len(batch) == 5000 || i == total-1 {
 			if err := d.store.CreateBatch(ctx, batch); err != nil {
 				b.Fatal(err)
@@ -123,6 +159,6 @@ func seedDesk(b *testing.B, d *desk, total, inDesk int) []domain.Operation {
 			batch = batch[:0]
 		}
 	}
-	b.Logf("seeded %d operations (%d in the desk) in %v", total, len(desk), time.Since(start).Round(time.Millisecond))
-	return desk
+	b.Logf("seeded %d operations (%d in the desk) in %v", total, len(out.desk), time.Since(start).Round(time.Millisecond))
+	return out
 }
