@@ -78,6 +78,10 @@ type BatchResult struct {
 	Items   []BatchItemResult
 	Applied int // with Preview: how many would apply
 	Skipped int
+	// Kept says an applied batch's record was stored (BatchKeeper);
+	// KeepError is why it was not. The decisions stand either way.
+	Kept      bool
+	KeepError error
 }
 
 type batchKey struct{}
@@ -198,6 +202,9 @@ func (l *Ledger) Batch(ctx context.Context, actor Actor, b Batch) (BatchResult, 
 			res.Applied++
 		}
 		res.Items = append(res.Items, r)
+	}
+	if !b.Preview {
+		l.keepBatch(ctx, actor, b, &res)
 	}
 	return res, nil
 }

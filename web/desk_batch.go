@@ -9,7 +9,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/opshandoff/handoff/domain"
-	"github.com/opshandoff/handoff/views/layouts"
 	"github.com/opshandoff/handoff/views/pages"
 )
 
@@ -129,7 +128,7 @@ func (s *server) batchPreview(c *gin.Context) {
 		Back: queueURL(f, "")}
 	if err == nil {
 		b.Items, b.Preview = items, true
-		err = s.showBatch(c, &v, b)
+		_, err = s.showBatch(c, &v, b)
 	}
 	if err != nil {
 		v.Problem = s.problemLine(c, err)
@@ -146,28 +145,43 @@ func (s *server) batchApply(c *gin.Context) {
 	err = bothInvalid(err, ferr)
 	v := pages.BatchView{Frame: s.frameFor(c, "Done", "queue"), Decision: words, Fields: fields,
 		Back: returnTo(c, "/desk/queue")}
+	var res domain.BatchResult
 	if err == nil {
 		b.Items, b.RiskConfirmed = items, c.PostForm("confirm_risk") != ""
 		ctx := domain.WithRequestInfo(c.Request.Context(), s.ledger.IDs.New("req"), c.ClientIP())
 		c.Request = c.Request.WithContext(ctx)
-		err = s.showBatch(c, &v, b)
+		res, err = s.showBatch(c, &v, b)
 	}
 	if err != nil {
 		v.Problem = s.problemLine(c, err)
 		page(c, statusOf(domain.ErrorCode(err)), pages.Batch(v), pages.Batch(v))
 		return
 	}
-	v.Frame = layouts.Frame{}
-	s.batches.put(v.ID, me(c).Identity(), v, time.Now())
-	c.Redirect(http.StatusSeeOther, "/desk/batch/"+v.ID)
+	if !res.Kept {
+		// The decisions stand, but there is no page to send the person
+		// to: show the result here, once.
+		if res.KeepError != nil {
+			s.log.ErrorContext(c.Request.Context(), "batch result not kept", "batch_id", res.ID, "err", res.KeepError)
+		}
+		page(c, http.StatusOK, pages.Batch(v), pages.Batch(v))
+		return
+	}
+	c.Redirect(http.StatusSeeOther, "/desk/batch/"+res.ID)
 }
 
 // showBatch runs the batch and fills the view with its result.
-func (s *server) showBatch(c *gin.Context, v *pages.BatchView, b domain.Batch) error {
+func (s *server) showBatch(c *gin.Context, v *pages.BatchView, b domain.Batch) (domain.BatchResult, error) {
 	res, err := s.ledger.Batch(c.Request.Context(), me(c), b)
 	if err != nil {
-		return err
+		return res, err
 	}
+	fillBatch(v, b, res)
+	return res, nil
+}
+
+// fillBatch shows a batch's result: each item, at the version it was
+// decided on, and the counts.
+func fillBatch(v *pages.BatchView, b domain.Batch, res domain.BatchResult) {
 	v.ID, v.Applied, v.Skipped = res.ID, res.Applied, res.Skipped
 	for _, r := range res.Items {
 		if r.Outcome == domain.BatchSkipped && r.Code == domain.EInternal {
@@ -190,7 +204,19 @@ func (s *server) showBatch(c *gin.Context, v *pages.BatchView, b domain.Batch) e
 		}
 		v.Items = append(v.Items, row)
 	}
-	return nil
+}
+
+// batchWords says a kept batch's decision as the bulk form offered it.
+func batchWords(b domain.Batch) string {
+	if b.Kind == domain.BatchAssign {
+		return "assign to " + or(b.Assignee.Identity(), "nobody")
+	}
+	for _, d := range batchDecisions {
+		if d.batch.Kind == b.Kind && d.batch.Action == b.Action && d.batch.Then == b.Then {
+			return d.words
+		}
+	}
+	return string(b.Kind)
 }
 
 // bothInvalid is the first error, with the second's fields when both are

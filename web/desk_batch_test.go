@@ -80,7 +80,8 @@ func TestDesk_IncidentBulkDecision(t *testing.T) {
 		t.Fatalf("progress %s of %s, want 3 of 3", attr(pr, "value"), attr(pr, "max"))
 	}
 	// The result is a page of its own: reading it again applies nothing
-	// again, and it is Ada's receipt, not Bob's.
+	// again, and it is kept in the database, so a colleague reads it on
+	// another replica, with who applied it and why.
 	versions := map[string]int64{}
 	for _, op := range ops {
 		versions[op.ID] = d.state(op.ID).Version
@@ -93,7 +94,11 @@ func TestDesk_IncidentBulkDecision(t *testing.T) {
 			t.Fatal("reading the result changed an item")
 		}
 	}
-	d.get("bob", r.header.Get("Location")).want(http.StatusNotFound)
+	other := d.replica(testCards()).get("bob", r.header.Get("Location")).want(http.StatusOK)
+	if other.text("batch-counts") != res.text("batch-counts") || len(other.all("batch-row")) != 3 ||
+		!strings.HasPrefix(other.text("batch-by"), "Applied by ada@example.com at ") || !strings.Contains(other.text("batch-by"), "“") {
+		t.Fatalf("on another replica: %q, %q", other.text("batch-counts"), other.text("batch-by"))
+	}
 	d.get("ada", "/desk/batch/bat_unknown").want(http.StatusNotFound)
 	batchID := res.text("batch-id")
 	for _, r := range res.all("batch-row") {

@@ -71,7 +71,17 @@ func newDesk(t testing.TB) *desk {
 func newDeskWith(t testing.TB, cards domain.Cards) *desk {
 	t.Helper()
 	gin.SetMode(gin.TestMode)
-	st := storetest.New(t)
+	return deskOn(t, storetest.New(t), cards)
+}
+
+// replica is another desk process on the same database, as a second
+// replica behind a balancer would be.
+func (d *desk) replica(cards domain.Cards) *desk {
+	d.t.Helper()
+	return deskOn(d.t, d.store, cards)
+}
+
+func deskOn(t testing.TB, st *store.Store, cards domain.Cards) *desk {
 	l := domain.NewLedger(st, cards)
 	// signIn with no OIDC: the development sign-in's banner shows, as it
 	// would on a laptop.

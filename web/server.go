@@ -27,8 +27,6 @@ type server struct {
 	ledger *domain.Ledger
 	log    *slog.Logger
 	signIn *signIn
-	// batches are the recent batches' result pages (desk_batch_result.go).
-	batches batchResults
 }
 
 // New builds the desk's gin engine.

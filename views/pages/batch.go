@@ -37,6 +37,11 @@ type BatchView struct {
 	Problem  string
 	Back     string // the queue the person came from
 	Risky    bool   // some item's retry may do its side effect twice: applying asks for confirmation
+	// By, At and Reason say who applied a kept batch, when and why; empty
+	// on a preview and on a result that could not be kept.
+	By     string
+	At     time.Time
+	Reason string
 }
 
 // BatchFields are the decision's form fields, carried from the preview to
