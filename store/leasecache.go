@@ -17,8 +17,9 @@ import (
 // entry is only ever a state the database committed: it is stored only
 // after a write's commit was confirmed, and dropped on any other answer.
 type leaseCache struct {
-	mu  sync.Mutex
-	ops map[string]domain.Operation
+	mu    sync.Mutex
+	ops   map[string]domain.Operation
+	bytes int // the remembered contents' and results' sizes, roughly
 	// offset is the database's clock minus this process's, measured at the
 	// last load: events' times are the database's, so a decision taken
 	// without a load stamps them with this estimate rather than the local
@@ -32,9 +33,30 @@ type leaseCache struct {
 	loads atomic.Int64
 }
 
-// leaseCacheMax bounds the memory: when full the map is dropped whole,
-// which costs a load per operation in flight and nothing else.
-const leaseCacheMax = 8192
+// leaseCacheMax and leaseCacheBytes bound the memory (an operation's
+// content alone may be 64 KiB): when either is reached the map is dropped
+// whole, which costs a load per operation in flight and nothing else.
+const (
+	leaseCacheMax   = 8192
+	leaseCacheBytes = 32 << 20
+)
+
+// cachedSize is roughly what remembering op costs.
+func cachedSize(op domain.Operation) int {
+	n := 512 + len(op.Content)
+	if op.Result != nil {
+		n += len(op.Result.Ref) + len(op.Result.Data)
+	}
+	return n
+}
+
+// drop forgets id; the caller holds mu.
+func (c *leaseCache) drop(id string) {
+	if old, ok := c.ops[id]; ok {
+		c.bytes -= cachedSize(old)
+		delete(c.ops, id)
+	}
+}
 
 func newLeaseCache() *leaseCache { return &leaseCache{ops: map[string]domain.Operation{}} }
 
@@ -60,16 +82,18 @@ func (c *leaseCache) wrote(ch domain.Change, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if orig := ch.Superseded; orig != nil {
-		delete(c.ops, orig.Op.ID)
+		c.drop(orig.Op.ID)
 	}
+	c.drop(ch.Op.ID)
 	if err != nil || ch.Unchanged || !ch.Op.State.Leased() || ch.Op.Lease == nil {
-		delete(c.ops, ch.Op.ID)
 		return
 	}
-	if _, ok := c.ops[ch.Op.ID]; !ok && len(c.ops) >= leaseCacheMax {
-		c.ops = map[string]domain.Operation{}
+	n := cachedSize(ch.Op)
+	if len(c.ops) >= leaseCacheMax || c.bytes+n > leaseCacheBytes {
+		c.ops, c.bytes = map[string]domain.Operation{}, 0
 	}
 	c.ops[ch.Op.ID] = ch.Op
+	c.bytes += n
 }
 
 // forget drops the operation, for a write whose outcome is not known.
@@ -78,7 +102,7 @@ func (c *leaseCache) forget(id string) {
 		return
 	}
 	c.mu.Lock()
-	delete(c.ops, id)
+	c.drop(id)
 	c.mu.Unlock()
 }
 
