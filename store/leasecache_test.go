@@ -290,3 +290,30 @@ func TestLeaseCache_liveLeaseInOneFlush(t *testing.T) {
 		t.Fatalf("the refused begin wrote events: %d", len(events))
 	}
 }
+
+// TestLeaseCache_noGuessBeforeTheFirstLoad: a store that has read nothing
+// yet knows nothing of the database's clock, so the first lease holder's
+// begin loads; the next one does not.
+func TestLeaseCache_noGuessBeforeTheFirstLoad(t *testing.T) {
+	needPostgres(t)
+	ctx := context.Background()
+	s := storetest.New(t)
+	l := domain.NewLedger(s, testCards())
+	var ids []string
+	for _, k := range []string{"a", "b"} {
+		res, err := l.Register(ctx, wf, domain.Registration{Key: "evt_first:" + k, Type: "crm.task.create",
+			Content: json.RawMessage(`{"a":1}`), Claim: &domain.Claim{Worker: "w1"}})
+		if err != nil || res.Claim == nil {
+			t.Fatalf("register: %+v %v", res, err)
+		}
+		ids = append(ids, res.Operation.ID)
+	}
+	for i, want := range []int64{1, 1} {
+		if _, err := l.Begin(ctx, wf, ids[i], domain.Begin{LeaseToken: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if n := store.Loads(s); n != want {
+			t.Fatalf("after begin %d: %d loads, want %d", i, n, want)
+		}
+	}
+}
