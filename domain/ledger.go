@@ -97,6 +97,9 @@ func (l *Ledger) mutate(ctx context.Context, actor Actor, id string, cmd Command
 	if err := checkID(id, "operation"); err != nil {
 		return Change{}, err
 	}
+	if ch, ok, err := l.mutateLeased(ctx, actor, id, cmd); ok || err != nil {
+		return ch, err
+	}
 	for range maxConflictRetries {
 		op, now, err := l.Store.Load(ctx, scope(actor), id)
 		if err != nil {
@@ -132,6 +135,52 @@ func (l *Ledger) mutate(ctx context.Context, actor Actor, id string, cmd Command
 }
 
 var errConflict = errors.New("conflict")
+
+// mutateLeased is mutate's first try for the lease holder's begin and
+// settle when the store remembers the operation as it last wrote it: no
+// load. Anything unusual — not remembered, another namespace, something
+// due by the estimated clock, a refusal or a repeat, a write that finds
+// the version moved or the lease dead by the database's clock — is not
+// answered here (ok false) but decided again on a real load, so every
+// refusal and every expiry is judged on what the database holds.
+func (l *Ledger) mutateLeased(ctx context.Context, actor Actor, id string, cmd Command) (Change, bool, error) {
+	var token int64
+	switch c := cmd.(type) {
+	case Begin:
+		token = c.LeaseToken
+	case Settle:
+		token = c.LeaseToken
+	default:
+		return Change{}, false, nil
+	}
+	lc, ok := l.Store.(LeaseCache)
+	if !ok {
+		return Change{}, false, nil
+	}
+	op, now, ok := lc.Leased(id, token)
+	if !ok {
+		return Change{}, false, nil
+	}
+	if ns := scope(actor); ns != "" && op.Namespace != ns {
+		return Change{}, false, nil // as Load: another namespace's operation is not found
+	}
+	card, err := l.Cards.Get(op.Type)
+	if err != nil || Due(op, card, now) != nil {
+		return Change{}, false, nil // time made something due: never on this replica's clock
+	}
+	ch, err := Decide(op, cmd, l.env(ctx, card, actor, now))
+	if err != nil || ch.Unchanged {
+		return Change{}, false, nil
+	}
+	ch.LiveLease = true
+	if err := l.Store.Apply(ctx, ch); ErrorCode(err) == EConflict {
+		return Change{}, false, nil
+	} else if err != nil {
+		return Change{}, false, err
+	}
+	l.observe(ch)
+	return ch, true, nil
+}
 
 // catchUp applies the system transition that time alone made due, if any.
 func (l *Ledger) catchUp(ctx context.Context, op Operation, card Card, now time.Time) (Operation, error) {

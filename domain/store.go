@@ -5,6 +5,17 @@ import (
 	"time"
 )
 
+// LeaseCache is an optional Store capability: the operation as this
+// replica last wrote it while leased, so the lease holder's begin or settle
+// need not read it again. The write still checks, in the database, that
+// nothing changed (the version) and that the lease is live by the
+// database's clock (Change.LiveLease).
+type LeaseCache interface {
+	// Leased returns the operation as this replica last wrote it if its
+	// current lease has token, and an estimate of the database's clock.
+	Leased(id string, token int64) (op Operation, now time.Time, ok bool)
+}
+
 // Store is what the Ledger needs from persistence. The store package
 // implements it on PostgreSQL and SQLite; every write is one transaction.
 type Store interface {

@@ -48,6 +48,12 @@ type Change struct {
 	// DeskEntry is, for a change that puts the operation on the desk or
 	// awaiting approval, why (DeskReason).
 	DeskEntry string
+	// LiveLease is set when the change was decided on the store's own
+	// record of what it last wrote (LeaseCache) rather than on a load: the
+	// write must then also find the lease live by the database's clock
+	// (lease_expires_at > clock_timestamp()), or it is refused as EConflict
+	// and the Ledger decides again on a real load.
+	LiveLease bool
 }
 
 // DeskClock is how an operation left the desk: when it entered, when a

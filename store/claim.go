@@ -62,6 +62,9 @@ func (s *Store) ClaimReady(ctx context.Context, q domain.ReadyQuery, decide func
 	if err != nil {
 		return nil, translate(err, "operation")
 	}
+	for _, ch := range out { // committed: the lease holder's next call may skip its load
+		s.lc.wrote(ch, nil)
+	}
 	return out, nil
 }
 

@@ -104,3 +104,10 @@ func ExplainList(s *Store, q domain.ListQuery, settings ...string) (string, erro
 	})
 	return strings.Join(plan, "\n"), err
 }
+
+// Loads is how many operations the store has read by id or key on
+// PostgreSQL (the lease cache's clock readings).
+func Loads(s *Store) int64 { return s.lc.loads.Load() }
+
+// ForgetLeased drops the operation from the lease cache.
+func ForgetLeased(s *Store, id string) { s.lc.forget(id) }

@@ -123,6 +123,9 @@ func fastStatement(ch domain.Change, create bool) *stmt {
 		}
 		w.WriteString("WITH o AS (UPDATE operations SET " + strings.Join(set, ", ") + " WHERE id = " + s.arg(row.ID, "text") +
 			" AND version = " + s.arg(ch.FromVersion, "bigint"))
+		if ch.LiveLease {
+			w.WriteString(" AND lease_expires_at > clock_timestamp()")
+		}
 		if ch.Content == nil {
 			// Belt and braces: a change without a snapshot leaves the
 			// content as it is, so it must be the content it was decided on.
@@ -243,6 +246,7 @@ func (s *Store) loadFast(ctx context.Context, where string, args ...any) (domain
 	var r operationRow
 	var now time.Time
 	var purgedAt *time.Time
+	sent := time.Now()
 	err := s.pool.QueryRow(ctx, "SELECT "+opColumns+", clock_timestamp() FROM operations WHERE "+where+" LIMIT 1", args...).Scan(
 		&r.ID, &r.Namespace, &r.Key, &r.Type, &r.State, &r.Version, &r.EventID, &r.Source, &r.CorrelationID, &r.CausedBy,
 		&r.Supersedes, &r.SupersededBy, &r.Fingerprint, &r.ContentVersion, &r.ContentSHA256, &r.Content, &r.ContentAuthor,
@@ -261,5 +265,6 @@ func (s *Store) loadFast(ctx context.Context, where string, args ...any) (domain
 		return domain.Operation{}, time.Time{}, domain.Wrap(domain.EInternal, err, "unreadable operation row")
 	}
 	op.ContentPurgedAt = utcPtr(purgedAt)
+	s.lc.clock(now, sent, time.Now())
 	return op, now.UTC(), nil
 }

@@ -88,6 +88,8 @@ func textOf(v any) *string {
 		s = strconv.Itoa(*x)
 	case int64:
 		s = strconv.FormatInt(x, 10)
+	case bool:
+		s = strconv.FormatBool(x)
 	case time.Time:
 		s = pgTime(x)
 	case *time.Time:
@@ -206,7 +208,8 @@ func multiStatement(chs []domain.Change, create bool) *stmt {
 			// The version the change was decided on, and (belt and braces,
 			// as fastStatement) the content it was decided on.
 			ops.add(append([]col{{"id", "text", row.ID}, {"from_version", "bigint", ch.FromVersion},
-				{"from_content_version", "integer", row.ContentVersion}}, opStateCols(&row)...))
+				{"from_content_version", "integer", row.ContentVersion}, {"live", "boolean", ch.LiveLease}},
+				opStateCols(&row)...))
 		}
 		kids.add(ch)
 	}
@@ -215,12 +218,13 @@ func multiStatement(chs []domain.Change, create bool) *stmt {
 		w.WriteString("WITH o AS (INSERT INTO operations (" + ops.list("", 0) + ") SELECT " + ops.list("v", 0) +
 			" FROM " + ops.from(s, "v") + " ON CONFLICT DO NOTHING RETURNING id)")
 	} else {
-		set := make([]string, 0, len(ops.names)-3)
-		for _, n := range ops.names[3:] {
+		set := make([]string, 0, len(ops.names)-4)
+		for _, n := range ops.names[4:] {
 			set = append(set, n+" = v."+n)
 		}
 		w.WriteString("WITH o AS (UPDATE operations AS t SET " + strings.Join(set, ", ") + " FROM " + ops.from(s, "v") +
-			" WHERE t.id = v.id AND t.version = v.from_version AND t.content_version = v.from_content_version RETURNING t.id)")
+			" WHERE t.id = v.id AND t.version = v.from_version AND t.content_version = v.from_content_version" +
+			" AND (NOT v.live OR t.lease_expires_at > clock_timestamp()) RETURNING t.id)")
 	}
 	kids.write(s)
 	w.WriteString(" SELECT id FROM o")

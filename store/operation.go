@@ -12,6 +12,14 @@ import (
 
 // Create inserts a new operation unless its key is taken in the namespace.
 func (s *Store) Create(ctx context.Context, ch domain.Change) (domain.Operation, bool, error) {
+	op, created, err := s.create(ctx, ch)
+	if err != nil || created {
+		s.lc.wrote(ch, err)
+	}
+	return op, created, err
+}
+
+func (s *Store) create(ctx context.Context, ch domain.Change) (domain.Operation, bool, error) {
 	if s.pool != nil && fastPathEligible(ch) {
 		created, err := s.createFast(ctx, ch)
 		if err != nil {
@@ -56,7 +64,15 @@ func (s *Store) Create(ctx context.Context, ch domain.Change) (domain.Operation,
 }
 
 // Apply writes the change if the operation is still at ch.FromVersion.
+// A confirmed write of a leased operation is remembered (leasecache.go);
+// any other answer forgets it.
 func (s *Store) Apply(ctx context.Context, ch domain.Change) error {
+	err := s.apply(ctx, ch)
+	s.lc.wrote(ch, err)
+	return err
+}
+
+func (s *Store) apply(ctx context.Context, ch domain.Change) error {
 	if s.pool != nil && fastPathEligible(ch) {
 		return s.applyFast(ctx, ch)
 	}
@@ -68,10 +84,19 @@ func (s *Store) Apply(ctx context.Context, ch domain.Change) error {
 
 // applyTx is the compare-and-set: every column of the new operation, only
 // where the version is the one the decision was taken on.
+// A LiveLease change also needs the lease live by the database's clock;
+// only PostgreSQL's store decides such changes (SQLite has no lease cache),
+// so elsewhere one is refused rather than written unchecked.
 func applyTx(tx *gorm.DB, ch domain.Change) error {
 	row := toOperationRow(ch.Op)
-	res := tx.Model(&operationRow{}).Where("id = ? AND version = ?", row.ID, ch.FromVersion).
-		Select("*").Omit("id", "namespace", "key", "created_at").Updates(&row)
+	q := tx.Model(&operationRow{}).Where("id = ? AND version = ?", row.ID, ch.FromVersion)
+	if ch.LiveLease {
+		if tx.Dialector.Name() != "postgres" {
+			return domain.Errorf(domain.EInternal, "a write that needs a live lease needs PostgreSQL's clock")
+		}
+		q = q.Where("lease_expires_at > clock_timestamp()")
+	}
+	res := q.Select("*").Omit("id", "namespace", "key", "created_at").Updates(&row)
 	if res.Error != nil {
 		return res.Error
 	}

@@ -40,6 +40,9 @@ type Store struct {
 	// (fastpath.go); nil on SQLite and in stores bound to a transaction.
 	pool *pgxpool.Pool
 	gc   *committer // group commit of the single statements (groupcommit.go)
+	// lc is PostgreSQL's record of the leased operations this replica
+	// last wrote (leasecache.go); nil elsewhere.
+	lc *leaseCache
 	// now is SQLite's clock: an embedded database shares the process's clock.
 	// PostgreSQL's clock is read in SQL.
 	now func() time.Time
@@ -91,7 +94,7 @@ func Connect(rawURL string) (*Store, error) {
 			sqlDB.Close()
 			return nil, domain.Wrap(domain.EUnavailable, err, "cannot reach PostgreSQL")
 		}
-		return &Store{db: db, dialect: "postgres", url: rawURL, pool: pool, gc: newCommitter(pool), now: time.Now}, nil
+		return &Store{db: db, dialect: "postgres", url: rawURL, pool: pool, gc: newCommitter(pool), lc: newLeaseCache(), now: time.Now}, nil
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite:"), "//")
 		if path == "" {
