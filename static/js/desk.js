@@ -63,16 +63,28 @@
   });
 
   // The queue refreshes itself, but never under someone's hands: not while
-  // a row is selected, a form in it is open, or focus is in it.
-  document.addEventListener("htmx:beforeRequest", function (e) {
-    var elt = e.detail && e.detail.elt;
-    if (!elt || !elt.hasAttribute || !elt.hasAttribute("data-poll")) return;
+  // a row is selected, a form in it is open, focus is in it, or the pointer
+  // is on it — a refresh that swaps a row between a press and its release
+  // swallows the click. A refresh already on its way when the person
+  // reaches for a row is dropped, not swapped in.
+  function inUse() {
     var results = document.getElementById("queue-results");
-    if (!results) return;
-    if (results.querySelector("input[data-select]:checked, details[open]") ||
-        (results.contains(document.activeElement) && document.activeElement !== document.body)) {
-      e.preventDefault();
-    }
+    return !!results && (!!results.querySelector("input[data-select]:checked, details[open]") ||
+      results.matches(":hover") || pointerDown ||
+      (results.contains(document.activeElement) && document.activeElement !== document.body));
+  }
+  var pointerDown = false;
+  document.addEventListener("pointerdown", function () { pointerDown = true; }, true);
+  document.addEventListener("pointerup", function () { pointerDown = false; }, true);
+  function isPoll(e) {
+    var elt = e.detail && e.detail.elt;
+    return !!elt && !!elt.hasAttribute && elt.hasAttribute("data-poll");
+  }
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    if (isPoll(e) && inUse()) e.preventDefault();
+  });
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    if (isPoll(e) && inUse()) e.detail.shouldSwap = false;
   });
   // On a phone the queue's filters fold into "Filters", so the items come
   // first; the page is served with them open, for a browser without this.
