@@ -230,33 +230,31 @@ func eventRow(e domain.AuditEvent) pages.EventRow {
 // retention says whether the provider may still deduplicate a re-send by
 // the provider key — the one guarantee that can run out while an item waits.
 func retention(it domain.DeskItem) pages.Retention {
-	card, first := it.Card, it.Op.ProviderKeyFirstSentAt
+	first := it.Op.ProviderKeyFirstSentAt
+	until, dedups := it.Card.DedupUntil(first)
 	switch {
 	case first == nil:
 		// Nothing reached the provider: no re-send to warn about.
 		return pages.Retention{Text: "The provider key was never sent: the next attempt is its first send."}
-	case card.ProviderIdempotency == domain.IdempotencyNone || card.ProviderIdempotency.String() == "":
+	case !dedups:
 		return pages.Retention{Text: "The provider does not deduplicate by key: a re-send may do it twice."}
-	case card.ResendSafe(first, it.Now):
-		left := first.Add(card.ProviderKeyRetention).Sub(it.Now)
+	case it.Now.Before(until):
 		return pages.Retention{Known: true, Text: fmt.Sprintf("The provider remembers this key for another %s: "+
-			"a re-send with it is deduplicated.", components.Age(left))}
+			"a re-send with it is deduplicated.", components.Age(until.Sub(it.Now)))}
 	}
 	return pages.Retention{Known: true, Expired: true, Text: fmt.Sprintf("The provider key left its %s retention window "+
 		"%s ago: the provider no longer deduplicates it, so a retry may execute the action twice. Look it up first.",
-		card.ProviderKeyRetention, components.Age(it.Now.Sub(first.Add(card.ProviderKeyRetention))))}
+		it.Card.ProviderKeyRetention, components.Age(it.Now.Sub(until)))}
 }
 
 // keyWindow is the countdown to the end of the provider's retention of the
 // key, for a card whose provider deduplicates by key; zero otherwise.
 func keyWindow(it domain.DeskItem) pages.KeyWindow {
-	card, first := it.Card, it.Op.ProviderKeyFirstSentAt
-	if first == nil || card.ProviderIdempotency == domain.IdempotencyNone ||
-		card.ProviderIdempotency.String() == "" || card.ProviderKeyRetention <= 0 {
+	until, ok := it.Card.DedupUntil(it.Op.ProviderKeyFirstSentAt)
+	switch {
+	case !ok:
 		return pages.KeyWindow{}
-	}
-	until := first.Add(card.ProviderKeyRetention)
-	if card.ResendSafe(first, it.Now) {
+	case it.Now.Before(until):
 		return pages.KeyWindow{Until: &until, Left: components.Age(until.Sub(it.Now))}
 	}
 	return pages.KeyWindow{Until: &until, Left: components.Age(it.Now.Sub(until)), Expired: true}
@@ -279,7 +277,7 @@ func allowed(op domain.Operation, card domain.Card, person domain.Actor, version
 	a.Assign = !op.State.Final()
 	a.ConfirmExecuted = op.State == domain.UnknownOutcome
 	a.ConfirmNotExecuted = op.State == domain.UnknownOutcome
-	if until, ok := card.DedupUntil(op.ProviderKeyFirstSentAt); ok && op.State == domain.UnknownOutcome && card.ResendSafe(op.ProviderKeyFirstSentAt, now) {
+	if until, ok := card.DedupUntil(op.ProviderKeyFirstSentAt); ok && op.State == domain.UnknownOutcome && now.Before(until) {
 		a.ResendSameKey, a.DedupUntil = true, until
 	}
 	a.Retry = op.State == domain.FailedTerminal
