@@ -64,7 +64,6 @@ func (s *server) batchForm(c *gin.Context) (domain.Batch, pages.BatchFields, str
 	}
 	b := d.batch
 	b.Reason = fields.Reason
-	words := d.words
 	if b.Kind == domain.BatchAssign {
 		var err error
 		if b.Assignee, err = s.personFrom(c.Request.Context(), me(c), fields.Assignee); err != nil {
@@ -72,9 +71,8 @@ func (s *server) batchForm(c *gin.Context) (domain.Batch, pages.BatchFields, str
 		}
 		// The confirmation posts the person back by (issuer, subject).
 		fields.Assignee = personValue(b.Assignee)
-		words = "assign to " + or(b.Assignee.Identity(), "nobody")
 	}
-	return b, fields, words, nil
+	return b, fields, batchWords(b), nil
 }
 
 // parseItems reads "id:version" values, the version each item was seen at.
