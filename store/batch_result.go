@@ -16,11 +16,8 @@ var _ domain.BatchKeeper = (*Store)(nil)
 // batchResultRow is one applied batch's record (migration 00011).
 type batchResultRow struct {
 	ID        string `gorm:"primaryKey"`
-	ByIssuer  string
-	BySubject string
-	ByName    string
 	AppliedAt time.Time
-	Record    string // batchRecordJSON
+	Record    string // batchRecordJSON, which names who applied it
 }
 
 func (batchResultRow) TableName() string { return "batch_results" }
@@ -85,7 +82,7 @@ func (s *Store) KeepBatch(ctx context.Context, r domain.BatchRecord) error {
 	if err != nil {
 		return domain.Errorf(domain.EInternal, "batch record: %v", err)
 	}
-	row := batchResultRow{ID: r.Result.ID, ByIssuer: r.By.Issuer, BySubject: r.By.Subject, ByName: r.By.Identity(),
+	row := batchResultRow{ID: r.Result.ID,
 		AppliedAt: r.At.UTC().Truncate(time.Microsecond), Record: string(raw)}
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return translate(err, "batch")

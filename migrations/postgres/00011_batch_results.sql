@@ -6,9 +6,6 @@
 -- link to, reads on any replica.
 CREATE TABLE batch_results (
     id         text PRIMARY KEY,
-    by_issuer  text NOT NULL,
-    by_subject text NOT NULL,
-    by_name    text NOT NULL,
     applied_at timestamptz NOT NULL,
     record     text NOT NULL
 );
