@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/store"
 )
 
 // TestDesk_IncidentBulkDecision: three timeouts of one type make one
@@ -134,4 +135,30 @@ func (d *desk) applyBatch(who string, form url.Values) answer {
 		d.t.Fatalf("the batch redirects to %q, want its result page", loc)
 	}
 	return d.get(who, loc).want(http.StatusOK)
+}
+
+// unkeptStore is the real store with a batch record it cannot keep, as a
+// full disk or a lost table would leave it.
+type unkeptStore struct{ *store.Store }
+
+func (unkeptStore) KeepBatch(context.Context, domain.BatchRecord) error {
+	return domain.Errorf(domain.EUnavailable, "the batch record could not be written")
+}
+
+// TestDesk_BatchNotKept: when its record cannot be kept, an applied batch's
+// decisions stand, and the result is shown at once instead of redirecting
+// to a page that would not exist.
+func TestDesk_BatchNotKept(t *testing.T) {
+	d := newDesk(t)
+	op := d.intoDesk("evt_1:a", true)
+	d.ledger.Store = unkeptStore{d.store}
+	form := url.Values{"decision": {"not_executed_cancel"}, "reason": {"the CRM was down"}, "item": {op.ID + ":" + version(op)}}
+	res := d.post("ada", "/desk/batch", form).want(http.StatusOK)
+	if got := res.text("batch-counts"); got != "1 applied, 0 skipped, 0 failed." {
+		t.Fatalf("result: %q", got)
+	}
+	if got := d.state(op.ID).State; got != domain.Cancelled {
+		t.Fatalf("the decision did not stand: %s", got)
+	}
+	d.get("ada", "/desk/batch/"+res.text("batch-id")).want(http.StatusNotFound)
 }
