@@ -194,22 +194,6 @@ const auditInsertColumns = "id, stream, seq, operation_id, namespace, at, actor_
 	"actor_issuer, actor_subject, actor_email, actor_role, action, from_state, to_state, reason, detail, request_id, " +
 	"client_addr, prev_hash, hash"
 
-// querier is what runs a fast statement: the pool, or a transaction.
-type querier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
-// execFast runs ch's statement and returns how many operations it wrote.
-func execFast(ctx context.Context, q querier, ch domain.Change, create bool) (int64, error) {
-	st := fastStatement(ch, create)
-	var n int64
-	err := q.QueryRow(ctx, st.sql.String(), st.args...).Scan(&n)
-	if errors.Is(err, pgx.ErrNoRows) {
-		err = errors.New("the write returned no row")
-	}
-	return n, err
-}
-
 // applyFast is Apply in one statement.
 func (s *Store) applyFast(ctx context.Context, ch domain.Change) error {
 	n, err := s.gc.write(ctx, ch, false)
@@ -247,7 +231,18 @@ func (s *Store) loadFast(ctx context.Context, where string, args ...any) (domain
 	var now time.Time
 	var purgedAt *time.Time
 	sent := time.Now()
-	err := s.pool.QueryRow(ctx, "SELECT "+opColumns+", clock_timestamp() FROM operations WHERE "+where+" LIMIT 1", args...).Scan(
+	// Under keyedPlans, as the flushes: a generic plan made while the
+	// table was small reads it whole for every load.
+	b := &pgx.Batch{}
+	b.Queue(keyedPlans)
+	b.Queue("SELECT "+opColumns+", clock_timestamp() FROM operations WHERE "+where+" LIMIT 1", args...)
+	br := s.pool.SendBatch(ctx, b)
+	_, err := br.Exec()
+	if err != nil {
+		br.Close()
+		return domain.Operation{}, time.Time{}, translate(err, "operation")
+	}
+	err = br.QueryRow().Scan(
 		&r.ID, &r.Namespace, &r.Key, &r.Type, &r.State, &r.Version, &r.EventID, &r.Source, &r.CorrelationID, &r.CausedBy,
 		&r.Supersedes, &r.SupersededBy, &r.Fingerprint, &r.ContentVersion, &r.ContentSHA256, &r.Content, &r.ContentAuthor,
 		&r.ApprovalVersion, &r.ApprovalBy, &r.ApprovalAt, &r.ProviderKey, &r.ProviderKeyFirstSentAt, &r.Attempts,
@@ -255,6 +250,9 @@ func (s *Store) loadFast(ctx context.Context, where string, args ...any) (domain
 		&r.ResultData, &r.LastErrorClass, &r.LastErrorCode, &r.LastErrorMessage, &r.Assignee, &r.ResolutionAction,
 		&r.ResolutionBy, &r.ResolutionReason, &r.ResolutionAt, &r.AuditHead, &r.CreatedAt, &r.UpdatedAt,
 		&r.DeskEnteredAt, &r.AssignedAt, &r.EscalatedAt, &r.AssigneeIssuer, &r.AssigneeSubject, &purgedAt, &now)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return domain.Operation{}, time.Time{}, domain.Errorf(domain.ENotFound, "no such operation")
 	} else if err != nil {
