@@ -54,6 +54,9 @@ func deskURL(publicURL, addr string) string {
 // serve runs the API and the loops until ctx ends, then shuts down
 // gracefully.
 func serve(ctx context.Context, cfg config, stderr io.Writer) error {
+	if p, set := tuneGC(os.Getenv); set {
+		slog.Info("garbage collector target", "GOGC", p)
+	}
 	cards, err := cfg.loadCards()
 	if err != nil {
 		return err
