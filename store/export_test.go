@@ -105,6 +105,22 @@ func ExplainList(s *Store, q domain.ListQuery, settings ...string) (string, erro
 	return strings.Join(plan, "\n"), err
 }
 
+// SearchRow is a row of migration 00012's side table on PostgreSQL: the
+// part of the operation's searched text, the text, and the transaction
+// that wrote it (xmin), which a write that changes nothing still renews.
+type SearchRow struct {
+	Part       int
+	Body, Xmin string
+}
+
+// SearchSide is the operation's rows in the side table, by part.
+func SearchSide(ctx context.Context, s *Store, id string) ([]SearchRow, error) {
+	var rows []SearchRow
+	err := s.db.WithContext(ctx).Raw("SELECT part, body, xmin::text AS xmin FROM operation_search WHERE operation_id = ? ORDER BY part",
+		id).Scan(&rows).Error
+	return rows, err
+}
+
 // Loads is how many operations the store has read by id or key on
 // PostgreSQL (the lease cache's clock readings).
 func Loads(s *Store) int64 { return s.lc.loads.Load() }
