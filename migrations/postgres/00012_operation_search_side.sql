@@ -90,10 +90,17 @@ $$;
 
 CREATE TRIGGER operation_search_insert AFTER INSERT ON operations
     FOR EACH ROW EXECUTE FUNCTION handoff_operation_search_write('all');
+-- The content is compared by its hash and by whether it is empty, not by
+-- itself: comparing two large contents (up to 64 kB, kept out of line)
+-- would read and decompress both at every transition, while a revision
+-- changes the hash, and a purge (which keeps the hash) or a decision that
+-- writes purged content back changes whether it is empty — which
+-- PostgreSQL tells from the stored length alone.
 CREATE TRIGGER operation_search_registered AFTER UPDATE ON operations
     FOR EACH ROW
-    WHEN ((OLD.id, OLD.key, OLD.event_id, OLD.correlation_id, OLD.provider_key, OLD.content) IS DISTINCT FROM
-          (NEW.id, NEW.key, NEW.event_id, NEW.correlation_id, NEW.provider_key, NEW.content))
+    WHEN ((OLD.id, OLD.key, OLD.event_id, OLD.correlation_id, OLD.provider_key, OLD.content_sha256, OLD.content = '')
+          IS DISTINCT FROM
+          (NEW.id, NEW.key, NEW.event_id, NEW.correlation_id, NEW.provider_key, NEW.content_sha256, NEW.content = ''))
     EXECUTE FUNCTION handoff_operation_search_write('registered');
 CREATE TRIGGER operation_search_outcome AFTER UPDATE ON operations
     FOR EACH ROW
