@@ -38,6 +38,16 @@ func MigrateTo(ctx context.Context, s *Store, v int64) error {
 	return err
 }
 
+// MigrateDownTo migrates s's database down to version v.
+func MigrateDownTo(ctx context.Context, s *Store, v int64) error {
+	p, err := s.provider(true)
+	if err != nil {
+		return err
+	}
+	_, err = p.DownTo(ctx, v)
+	return err
+}
+
 // Exec runs a statement on s's database, for tests that set up rows an
 // older schema holds.
 func Exec(ctx context.Context, s *Store, sql string, args ...any) error {

@@ -414,3 +414,37 @@ func TestMigration_searchSideBackfill(t *testing.T) {
 		}
 	}
 }
+
+// TestMigration_searchSideDown: migration 00012 undone puts back 00009's
+// index and takes away the side table and its triggers, so that writes of
+// operations work again without it; done again, it copies the operations
+// written meanwhile.
+func TestMigration_searchSideDown(t *testing.T) {
+	needPostgres(t)
+	ctx := context.Background()
+	s := storetest.New(t)
+	l := domain.NewLedger(s, testCards())
+	if err := store.MigrateDownTo(ctx, s, 11); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Exec(ctx, s, `DO $$ BEGIN
+		IF to_regclass('operations_search') IS NULL THEN RAISE EXCEPTION 'no operations_search index'; END IF;
+		IF to_regclass('operation_search') IS NOT NULL THEN RAISE EXCEPTION 'the side table stays'; END IF;
+	END $$`); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Register(ctx, wf, domain.Registration{Key: "Evt_Down:Task", Type: "crm.task.create",
+		Content: json.RawMessage(`{"note":"Written Between"}`)})
+	if err != nil {
+		t.Fatalf("a register with 00012 undone: %v", err)
+	}
+	if err := store.MigrateTo(ctx, s, 12); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Exec(ctx, s, `DO $$ BEGIN
+		IF to_regclass('operations_search') IS NOT NULL THEN RAISE EXCEPTION 'operations_search stays'; END IF;
+	END $$`); err != nil {
+		t.Fatal(err)
+	}
+	searchFollows(t, s, "migrated again", res.Operation.ID, "written between")
+}
