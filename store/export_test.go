@@ -38,6 +38,16 @@ func MigrateTo(ctx context.Context, s *Store, v int64) error {
 	return err
 }
 
+// MigrateDownTo migrates s's database down to version v.
+func MigrateDownTo(ctx context.Context, s *Store, v int64) error {
+	p, err := s.provider(true)
+	if err != nil {
+		return err
+	}
+	_, err = p.DownTo(ctx, v)
+	return err
+}
+
 // Exec runs a statement on s's database, for tests that set up rows an
 // older schema holds.
 func Exec(ctx context.Context, s *Store, sql string, args ...any) error {
@@ -103,6 +113,22 @@ func ExplainList(s *Store, q domain.ListQuery, settings ...string) (string, erro
 		return tx.Raw("EXPLAIN "+sql, args...).Scan(&plan).Error
 	})
 	return strings.Join(plan, "\n"), err
+}
+
+// SearchRow is a row of migration 00012's side table on PostgreSQL: the
+// part of the operation's searched text, the text, and the transaction
+// that wrote it (xmin), which a write that changes nothing still renews.
+type SearchRow struct {
+	Part       int
+	Body, Xmin string
+}
+
+// SearchSide is the operation's rows in the side table, by part.
+func SearchSide(ctx context.Context, s *Store, id string) ([]SearchRow, error) {
+	var rows []SearchRow
+	err := s.db.WithContext(ctx).Raw("SELECT part, body, xmin::text AS xmin FROM operation_search WHERE operation_id = ? ORDER BY part",
+		id).Scan(&rows).Error
+	return rows, err
 }
 
 // Loads is how many operations the store has read by id or key on

@@ -105,36 +105,42 @@ func (s *Store) listSQL(q domain.ListQuery) (string, []any, int, error) {
 // searchColumns are what a search matches a substring of, lowercased.
 var searchColumns = []string{"key", "event_id", "correlation_id", "provider_key", "result_ref", "last_error_message", "last_error_code"}
 
-// searchText is, on PostgreSQL, the searched columns and the content as one
-// lowercased text, one per line: exactly the expression migration 00009's
-// trigram index holds, so that the Operations page's search over every
-// state reads that one index. A search text without a line break cannot
-// match across two columns, so matching the whole is matching one of them.
-const searchText = `lower(key || E'\n' || event_id || E'\n' || correlation_id || E'\n' || provider_key || E'\n' || ` +
-	`COALESCE(result_ref, '') || E'\n' || COALESCE(last_error_message, '') || E'\n' || COALESCE(last_error_code, '') || ` +
-	`E'\n' || content)`
+// sideSearch is, on PostgreSQL, the Operations page's search over every
+// state: a semi-join with migration 00012's side table, whose rows hold the
+// searched columns and the content, lowercased, one per line (a search text
+// without a line break cannot match across two of them). Every operation
+// has a row there, so the exact IDs are arms of the same OR on the side
+// table's primary key, and the condition on operations stays one EXISTS,
+// not an OR: the planner can then take it as a semi-join either way round.
+// For a rare substring it reads the side table's trigram index and fetches
+// the few operations by their keys; for a common one it reads operations in
+// created_at order, probes the side table by key and stops at the page.
+// (An EXISTS or IN under an OR is checked row by row, or materialises every
+// match, and reads the whole table.) The attempt's operation is a scalar
+// subquery, evaluated once.
+const sideSearch = `EXISTS (SELECT 1 FROM operation_search s WHERE s.operation_id = operations.id AND ` +
+	`(s.body LIKE ? ESCAPE '\' OR s.operation_id = ? OR s.operation_id = (SELECT operation_id FROM attempts WHERE id = ?)))`
 
-// textMatch is the search's condition. Each arm of its OR can be read from
-// an index on PostgreSQL: a trigram index for the substrings (migration
-// 00004's for the desk, 00009's for every state), the primary keys for the
-// exact operation and attempt IDs. The attempt's operation is a scalar
-// subquery, evaluated once, rather than IN (…): an IN inside an OR is
-// checked row by row, and that makes PostgreSQL read the whole table.
+// textMatch is the search's condition. On PostgreSQL each of its arms can be
+// read from an index: migration 00004's trigram indexes for the desk's
+// search, 00012's side table for the Operations page's (sideSearch). A text
+// with a line break, and every search on SQLite, is matched column by
+// column. The exact operation and attempt IDs are found through the primary
+// keys; the attempt's operation is a scalar subquery, evaluated once,
+// rather than IN (…): an IN inside an OR is checked row by row, and that
+// makes PostgreSQL read the whole table.
 func (s *Store) textMatch(q domain.ListQuery) (string, []any) {
 	pat := "%" + escapeLike(strings.ToLower(q.Text)) + "%"
+	if q.Deep && s.dialect == "postgres" && !strings.Contains(q.Text, "\n") {
+		return sideSearch, []any{pat, q.Text, q.Text}
+	}
 	var ors []string
 	var args []any
-	if q.Deep && s.dialect == "postgres" && !strings.Contains(q.Text, "\n") {
-		ors, args = append(ors, searchText+" LIKE ? ESCAPE '\\'"), append(args, pat)
-	} else {
-		for _, c := range searchColumns {
-			ors, args = append(ors, "LOWER(COALESCE("+c+", '')) LIKE ? ESCAPE '\\'"), append(args, pat)
-		}
-		if q.Deep {
-			ors, args = append(ors, "LOWER(content) LIKE ? ESCAPE '\\'"), append(args, pat)
-		}
+	for _, c := range searchColumns {
+		ors, args = append(ors, "LOWER(COALESCE("+c+", '')) LIKE ? ESCAPE '\\'"), append(args, pat)
 	}
 	if q.Deep {
+		ors, args = append(ors, "LOWER(content) LIKE ? ESCAPE '\\'"), append(args, pat)
 		ors = append(ors, "id = ?", "id = (SELECT operation_id FROM attempts WHERE id = ?)")
 		args = append(args, q.Text, q.Text)
 	}

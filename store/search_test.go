@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,11 +104,12 @@ func TestList_OperationsSearch(t *testing.T) {
 }
 
 // TestList_OperationsSearchPlan: on PostgreSQL every arm of the Operations
-// page's search can be read from an index — migration 00009's trigram index
-// and the primary keys — so the table is never read whole. The plan is
-// asked for with sequential and plain index scans priced out: then only a
-// bitmap scan can avoid reading every row, and the planner takes one
-// exactly when each arm of the OR has an index, whatever the table's size.
+// page's search can be read from an index — the trigram index of migration
+// 00012's side table and the primary keys — so neither table is read whole.
+// The plan is asked for with sequential and plain index scans priced out:
+// then only bitmap scans can avoid reading every row, and the planner takes
+// them exactly when each arm of the OR has an index, whatever the tables'
+// size.
 func TestList_OperationsSearchPlan(t *testing.T) {
 	if !storetest.Postgres() {
 		t.Skip("the indexes are PostgreSQL's")
@@ -118,9 +121,9 @@ func TestList_OperationsSearchPlan(t *testing.T) {
 		q    domain.ListQuery
 		want []string
 	}{
-		{domain.ListQuery{Text: m.word, Deep: true}, []string{"Bitmap Index Scan on operations_search", "Bitmap Index Scan on operations_pkey"}},
+		{domain.ListQuery{Text: m.word, Deep: true}, []string{"Bitmap Index Scan on operation_search_body", "Bitmap Index Scan on operation_search_pkey"}},
 		{domain.ListQuery{Text: m.attempt, Deep: true, States: []domain.State{domain.Completed}, Types: []string{"crm.task.create"}},
-			[]string{"Bitmap Index Scan on operations_search", "attempts_pkey"}},
+			[]string{"Bitmap Index Scan on operation_search_body", "attempts_pkey"}},
 		{domain.ListQuery{Text: m.errText, States: domain.DeskStates}, nil}, // the queue's: 00004's indexes
 	} {
 		plan, err := store.ExplainList(s, c.q, off...)
@@ -128,7 +131,7 @@ func TestList_OperationsSearchPlan(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A plan that cannot avoid what is priced out takes it anyway.
-		for _, whole := range []string{"Seq Scan on operations", "Index Scan using operations_list"} {
+		for _, whole := range []string{"Seq Scan on operation", "Index Scan using operations_list"} {
 			if strings.Contains(plan, whole) {
 				t.Errorf("%q reads the whole table (%s):\n%s", c.q.Text, whole, plan)
 			}
@@ -139,4 +142,309 @@ func TestList_OperationsSearchPlan(t *testing.T) {
 			}
 		}
 	}
+}
+
+// wantSide is the side table's rows for op (migration 00012): the text fixed
+// at register, and the outcome when it has one.
+func wantSide(op domain.Operation) []store.SearchRow {
+	rows := []store.SearchRow{{Part: 0, Body: strings.ToLower(strings.Join(
+		[]string{op.Key, op.EventID, op.CorrelationID, op.ProviderKey, string(op.Content)}, "\n"))}}
+	var ref, msg, code string
+	if op.Result != nil {
+		ref = op.Result.Ref
+	}
+	if op.LastError != nil {
+		msg, code = op.LastError.Message, op.LastError.Code
+	}
+	if ref+msg+code != "" {
+		rows = append(rows, store.SearchRow{Part: 1, Body: strings.ToLower(ref + "\n" + msg + "\n" + code)})
+	}
+	return rows
+}
+
+// searchFollows checks, after step, that the Operations page's search finds
+// the operation by its ID, every attempt's ID and, in upper case, each
+// searched column that is not empty and word (a word of its content, if
+// any); that it does not find it by gone (words no longer in it); and, on
+// PostgreSQL, that the side table holds exactly the operation's text. It
+// returns the side table's rows.
+func searchFollows(t *testing.T, s *store.Store, step, id, word string, gone ...string) []store.SearchRow {
+	t.Helper()
+	ctx := context.Background()
+	op, _, err := s.Load(ctx, "", id)
+	if err != nil {
+		t.Fatalf("%s: %v", step, err)
+	}
+	atts, err := s.Attempts(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{op.ID}
+	for _, a := range atts {
+		texts = append(texts, a.ID)
+	}
+	upper := []string{op.Key, op.EventID, op.CorrelationID, op.ProviderKey, word}
+	if op.Result != nil {
+		upper = append(upper, op.Result.Ref)
+	}
+	if op.LastError != nil {
+		upper = append(upper, op.LastError.Message, op.LastError.Code)
+	}
+	for _, u := range upper {
+		if u != "" {
+			texts = append(texts, strings.ToUpper(u))
+		}
+	}
+	for _, text := range texts {
+		if got := found(t, s, domain.ListQuery{Text: text, Deep: true, Limit: 50}); !slices.Contains(got, id) {
+			t.Errorf("%s: search %q found %v, not %s", step, text, got, id)
+		}
+	}
+	for _, text := range gone {
+		if got := found(t, s, domain.ListQuery{Text: text, Deep: true, Limit: 50}); slices.Contains(got, id) {
+			t.Errorf("%s: search %q still finds %s", step, text, id)
+		}
+	}
+	if !storetest.Postgres() {
+		return nil
+	}
+	rows, err := store.SearchSide(ctx, s, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := wantSide(op)
+	if len(rows) != len(want) {
+		t.Fatalf("%s: side rows %+v, want %+v", step, rows, want)
+	}
+	for i := range want {
+		if rows[i].Part != want[i].Part || rows[i].Body != want[i].Body {
+			t.Fatalf("%s: side row %+v, want %+v", step, rows[i], want[i])
+		}
+	}
+	return rows
+}
+
+// TestList_OperationsSearchFollows: the Operations page's search follows an
+// operation through register, begin, a settle with an error, a settle with
+// a result ref, a content revision, a content purge and a deletion; on
+// PostgreSQL migration 00012's side table holds exactly its text at each
+// step, and a begin, which changes none of it, does not write it.
+func TestList_OperationsSearchFollows(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t)
+	l := domain.NewLedger(s, testCards())
+	res, err := l.Register(ctx, wf, domain.Registration{Key: "Evt_Follow:Task", Type: "crm.task.create", EventID: "Evt_Follow",
+		CorrelationID: "Run-Follow-7", ProviderKey: "Prov-Key-Follow", Content: json.RawMessage(`{"note":"Quill Zebra"}`),
+		Claim: &domain.Claim{Worker: "w1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Operation.ID
+	registered := searchFollows(t, s, "register", id, "quill zebra")
+
+	// The first attempt fails before it began: the operation may be retried.
+	if _, err := l.Settle(ctx, wf, id, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeFailedRetryable,
+		Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Code: "GW-504", Message: "Upstream Sulked"}}); err != nil {
+		t.Fatal(err)
+	}
+	failed := searchFollows(t, s, "settle with an error", id, "quill zebra")
+	if storetest.Postgres() && failed[0] != registered[0] {
+		t.Errorf("a settle rewrote the text fixed at register: %+v, then %+v", registered[0], failed[0])
+	}
+
+	// Its retry falls due.
+	if err := store.Exec(ctx, s, "UPDATE operations SET next_retry_at = ? WHERE id = ?", time.Now().UTC().Add(-time.Minute), id); err != nil {
+		t.Fatal(err)
+	}
+	claim, err := l.Claim(ctx, wf, id, domain.Claim{Worker: "w2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimed := searchFollows(t, s, "claim", id, "quill zebra")
+	tok := claim.Lease.Token
+	if _, err := l.Begin(ctx, wf, id, domain.Begin{LeaseToken: tok}); err != nil {
+		t.Fatal(err)
+	}
+	if begun := searchFollows(t, s, "begin", id, "quill zebra"); storetest.Postgres() && !slices.Equal(begun, claimed) {
+		t.Errorf("a begin wrote the side table: %+v, then %+v", claimed, begun)
+	}
+	if _, err := l.Settle(ctx, wf, id, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeCompleted,
+		Result: &domain.Result{Ref: "CRM-Ref-4242"}}); err != nil {
+		t.Fatal(err)
+	}
+	searchFollows(t, s, "settle with a result ref", id, "quill zebra")
+
+	if n, err := s.PurgeContent(ctx, time.Now().Add(time.Hour), 10); err != nil || n != 1 {
+		t.Fatalf("purge: %d %v", n, err)
+	}
+	searchFollows(t, s, "content purge", id, "", "quill zebra")
+
+	desk := intoDesk(t, l, "Evt_Follow:Revised", false)
+	searchFollows(t, s, "into the desk", desk.ID, "")
+	if _, err := l.Revise(ctx, person, desk.ID, domain.Revise{Content: json.RawMessage(`{"note":"Otter Marmalade"}`),
+		Reason: "fix owner", ExpectedVersion: desk.Version}); err != nil {
+		t.Fatal(err)
+	}
+	searchFollows(t, s, "content revision", desk.ID, "otter marmalade")
+
+	// The handoff deletes no operation; one deleted by hand takes its text
+	// with it.
+	for _, table := range []string{"attempts", "content_versions", "notifications"} {
+		if err := store.Exec(ctx, s, "DELETE FROM "+table+" WHERE operation_id = ?", desk.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.Exec(ctx, s, "DELETE FROM operations WHERE id = ?", desk.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := found(t, s, domain.ListQuery{Text: "otter", Deep: true, Limit: 50}); len(got) != 0 {
+		t.Errorf("a deleted operation is found: %v", got)
+	}
+	if storetest.Postgres() {
+		if rows, err := store.SearchSide(ctx, s, desk.ID); err != nil || len(rows) != 0 {
+			t.Errorf("a deleted operation's text stays: %+v %v", rows, err)
+		}
+	}
+}
+
+// TestList_OperationsSearchSideMultiRow: the side table follows operations
+// written by the group commit's multi-row statements (store/multirow.go) as
+// it follows those written one by one: registrations add their text, begins
+// write nothing, settles with a result ref add the outcome.
+func TestList_OperationsSearchSideMultiRow(t *testing.T) {
+	needPostgres(t)
+	ctx := context.Background()
+	s := storetest.New(t)
+	ids := &domain.IDSource{}
+	var regs []domain.Change
+	for i := range 6 {
+		regs = append(regs, newRegistration(t, ids, fmt.Sprintf("evt_side%d:task", i)))
+	}
+	if plan := store.MultiRow(regs, true); !slices.Equal(plan, []int{6}) {
+		t.Fatalf("six registrations are sent as %v, want one statement of 6", plan)
+	}
+	together := func(chs []domain.Change, create bool) {
+		t.Helper()
+		var written []bool
+		var errs []error
+		if create {
+			written, errs = store.CreateTogether(s, chs)
+		} else {
+			written, errs = store.ApplyTogether(s, chs)
+		}
+		if slices.Contains(written, false) || slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
+			t.Fatalf("written %v, errs %v", written, errs)
+		}
+	}
+	together(regs, true)
+	registered := make([][]store.SearchRow, len(regs))
+	for i, reg := range regs {
+		registered[i] = searchFollows(t, s, "multi-row register", reg.Op.ID, "")
+	}
+	decide := func(id string, cmd domain.Command) domain.Change {
+		t.Helper()
+		op, _, err := s.Load(ctx, "", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := domain.Decide(op, cmd, domain.Env{Card: testCards()["crm.task.create"], Now: time.Now().UTC().Truncate(time.Microsecond),
+			Actor: wf, NewID: ids.New, Jitter: func() float64 { return 0 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ch
+	}
+	var begins, settles []domain.Change
+	for _, reg := range regs {
+		begins = append(begins, decide(reg.Op.ID, domain.Begin{LeaseToken: reg.Op.LeaseToken}))
+	}
+	if plan := store.MultiRow(begins, false); !slices.Equal(plan, []int{6}) {
+		t.Fatalf("the begins are sent as %v, want one statement of 6", plan)
+	}
+	together(begins, false)
+	for i, reg := range regs {
+		if begun := searchFollows(t, s, "multi-row begin", reg.Op.ID, ""); !slices.Equal(begun, registered[i]) {
+			t.Errorf("a begin wrote the side table: %+v, then %+v", registered[i], begun)
+		}
+		settles = append(settles, decide(reg.Op.ID, domain.Settle{LeaseToken: reg.Op.LeaseToken, Outcome: domain.OutcomeCompleted,
+			Result: &domain.Result{Ref: fmt.Sprintf("CRM-Side-%d", i)}}))
+	}
+	if plan := store.MultiRow(settles, false); !slices.Equal(plan, []int{6}) {
+		t.Fatalf("the settles are sent as %v, want one statement of 6", plan)
+	}
+	together(settles, false)
+	for _, reg := range regs {
+		if rows := searchFollows(t, s, "multi-row settle", reg.Op.ID, ""); len(rows) != 2 {
+			t.Errorf("after a settle with a result ref: %+v", rows)
+		}
+	}
+}
+
+// TestMigration_searchSideBackfill: migration 00012 copies the searched
+// text of the operations that exist before it into its side table, the
+// outcome only of those that have one, and the search finds them by it.
+func TestMigration_searchSideBackfill(t *testing.T) {
+	ctx := context.Background()
+	s, err := store.Connect(storetest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := store.MigrateTo(ctx, s, 11); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	for i, outcome := range [][4]any{{nil, nil, nil, nil},
+		{"CRM-Old-1", nil, nil, nil}, {nil, "Old Gateway Grumbled", "GW-500", domain.ClassTimeout.String()}} {
+		if err := store.Exec(ctx, s, "INSERT INTO operations (id, namespace, key, type, state, version, event_id, correlation_id, "+
+			"fingerprint, content_version, content_sha256, content, provider_key, result_ref, last_error_message, last_error_code, "+
+			"last_error_class, created_at, updated_at) VALUES (?, 'campaigns', ?, 'crm.task.create', 'completed', 3, ?, ?, 'f', 1, 'x', ?, ?, ?, ?, ?, ?, ?, ?)",
+			fmt.Sprintf("op_old%d", i), fmt.Sprintf("Evt_Old%d:Task", i), fmt.Sprintf("Evt_Old%d", i), fmt.Sprintf("Run-Old-%d", i),
+			fmt.Sprintf(`{"note":"Older Note %d"}`, i), fmt.Sprintf("PK-Old-%d", i), outcome[0], outcome[1], outcome[2], outcome[3], now, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, parts := range []int{1, 2, 2} {
+		id := fmt.Sprintf("op_old%d", i)
+		if rows := searchFollows(t, s, "backfill", id, fmt.Sprintf("older note %d", i)); storetest.Postgres() && len(rows) != parts {
+			t.Errorf("%s: %d rows in the side table, want %d", id, len(rows), parts)
+		}
+	}
+}
+
+// TestMigration_searchSideDown: migration 00012 undone puts back 00009's
+// index and takes away the side table and its triggers, so that writes of
+// operations work again without it; done again, it copies the operations
+// written meanwhile.
+func TestMigration_searchSideDown(t *testing.T) {
+	needPostgres(t)
+	ctx := context.Background()
+	s := storetest.New(t)
+	l := domain.NewLedger(s, testCards())
+	if err := store.MigrateDownTo(ctx, s, 11); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Exec(ctx, s, `DO $$ BEGIN
+		IF to_regclass('operations_search') IS NULL THEN RAISE EXCEPTION 'no operations_search index'; END IF;
+		IF to_regclass('operation_search') IS NOT NULL THEN RAISE EXCEPTION 'the side table stays'; END IF;
+	END $$`); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Register(ctx, wf, domain.Registration{Key: "Evt_Down:Task", Type: "crm.task.create",
+		Content: json.RawMessage(`{"note":"Written Between"}`)})
+	if err != nil {
+		t.Fatalf("a register with 00012 undone: %v", err)
+	}
+	if err := store.MigrateTo(ctx, s, 12); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Exec(ctx, s, `DO $$ BEGIN
+		IF to_regclass('operations_search') IS NOT NULL THEN RAISE EXCEPTION 'operations_search stays'; END IF;
+	END $$`); err != nil {
+		t.Fatal(err)
+	}
+	searchFollows(t, s, "migrated again", res.Operation.ID, "written between")
 }
