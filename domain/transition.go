@@ -54,6 +54,11 @@ type Change struct {
 	// (lease_expires_at > clock_timestamp()), or it is refused as EConflict
 	// and the Ledger decides again on a real load.
 	LiveLease bool
+	// Before is the operation as the change was decided on (Decide sets
+	// it): the store may write only the columns that differ from it. Nil
+	// for a new operation, and for a change built another way: every
+	// column is written.
+	Before *Operation
 }
 
 // DeskClock is how an operation left the desk: when it entered, when a
@@ -133,6 +138,7 @@ func Decide(op Operation, cmd Command, env Env) (Change, error) {
 		followUp(op, &ch, env)
 		stamp(&ch, env)
 		seal(&ch)
+		ch.Before = &op
 	}
 	return ch, err
 }

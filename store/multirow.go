@@ -200,16 +200,34 @@ func multiStatement(chs []domain.Change, create bool) *stmt {
 	s := &stmt{}
 	var ops multiTable
 	var kids children
-	for _, ch := range chs {
-		row := toOperationRow(ch.Op)
+	// An update writes the state columns any of its changes changes
+	// (stateColsToWrite): one column list for every row, so a row whose
+	// value did not change sends it again, as it is.
+	rows := make([]operationRow, len(chs))
+	written := map[string]bool{}
+	for i, ch := range chs {
+		rows[i] = toOperationRow(ch.Op)
+		if !create {
+			for _, c := range stateColsToWrite(ch, &rows[i]) {
+				written[c.name] = true
+			}
+		}
+	}
+	for i, ch := range chs {
+		row := rows[i]
 		if create {
 			ops.add(append(append(opIdentityCols(&row), opContentCols(&row)...), opStateCols(&row)...))
 		} else {
 			// The version the change was decided on, and (belt and braces,
 			// as fastStatement) the content it was decided on.
-			ops.add(append([]col{{"id", "text", row.ID}, {"from_version", "bigint", ch.FromVersion},
-				{"from_content_version", "integer", row.ContentVersion}, {"live", "boolean", ch.LiveLease}},
-				opStateCols(&row)...))
+			cols := []col{{"id", "text", row.ID}, {"from_version", "bigint", ch.FromVersion},
+				{"from_content_version", "integer", row.ContentVersion}, {"live", "boolean", ch.LiveLease}}
+			for _, c := range opStateCols(&row) {
+				if written[c.name] {
+					cols = append(cols, c)
+				}
+			}
+			ops.add(cols)
 		}
 		kids.add(ch)
 	}
