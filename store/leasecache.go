@@ -120,10 +120,8 @@ func (s *Store) Leased(id string, token int64) (domain.Operation, time.Time, boo
 	}
 	// Its own copies of what a decision might change in place, so that
 	// two calls deciding on the same entry never share them.
-	if op.Lease != nil {
-		l := *op.Lease
-		op.Lease = &l
-	}
+	l := *op.Lease
+	op.Lease = &l
 	if op.LastError != nil {
 		e := *op.LastError
 		op.LastError = &e
