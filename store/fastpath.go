@@ -187,21 +187,12 @@ func fastStatement(ch domain.Change, create bool) *stmt {
 		w.WriteString(" RETURNING id)")
 	}
 	if c := ch.Content; c != nil { // New: fastPathEligible admits no other
-		v := c.Version
-		w.WriteString(", c AS (INSERT INTO content_versions (operation_id, version, content, sha256, created_by, created_by_issuer, created_by_subject, created_at, reason) SELECT " +
-			s.arg(v.OperationID, "text") + ", " + s.arg(v.Version, "integer") + ", " + s.arg(string(v.Content), "text") + ", " +
-			s.arg(v.SHA256, "text") + ", " + s.arg(v.CreatedBy, "text") + ", " + s.arg(v.CreatedByIssuer, "text") + ", " +
-			s.arg(v.CreatedBySubject, "text") + ", " + s.arg(v.CreatedAt.UTC(), "timestamptz") + ", " +
-			s.arg(v.Reason, "text") + " FROM o)")
+		insertFromO(s, "c", "content_versions", contentVersionCols(c.Version))
 	}
 	if a := ch.Attempt; a != nil {
 		r := toAttemptRow(a.Attempt)
 		if a.New {
-			w.WriteString(", a AS (INSERT INTO attempts (id, operation_id, number, worker, lease_token, claimed_at, began_at, settled_at, outcome, error_class, error_code, error_message) SELECT " +
-				s.arg(r.ID, "text") + ", " + s.arg(r.OperationID, "text") + ", " + s.arg(r.Number, "integer") + ", " +
-				s.arg(r.Worker, "text") + ", " + s.arg(r.LeaseToken, "bigint") + ", " + s.arg(r.ClaimedAt, "timestamptz") + ", " +
-				s.arg(r.BeganAt, "timestamptz") + ", " + s.arg(r.SettledAt, "timestamptz") + ", " + s.arg(r.Outcome, "text") + ", " +
-				s.arg(r.ErrorClass, "text") + ", " + s.arg(r.ErrorCode, "text") + ", " + s.arg(r.ErrorMessage, "text") + " FROM o)")
+			insertFromO(s, "a", "attempts", newAttemptCols(r))
 		} else {
 			// As writeAttempt: a begin sets began_at, a settle the outcome.
 			var set []string
@@ -222,18 +213,15 @@ func fastStatement(ch domain.Change, create bool) *stmt {
 	if len(ch.Events) > 0 {
 		w.WriteString(", e AS (INSERT INTO audit_events (" + auditInsertColumns + ") SELECT v.* FROM o, (VALUES ")
 		for i, e := range ch.Events {
-			r := toAuditRow(e)
 			if i > 0 {
 				w.WriteString(", ")
 			}
-			w.WriteString("(" + s.arg(r.ID, "text") + ", " + s.arg(r.Stream, "text") + ", " + s.arg(r.Seq, "bigint") + ", " +
-				s.arg(r.OperationID, "text") + ", " + s.arg(r.Namespace, "text") + ", " + s.arg(r.At, "timestamptz") + ", " +
-				s.arg(r.ActorKind, "text") + ", " + s.arg(r.ActorName, "text") + ", " + s.arg(r.ActorNamespace, "text") + ", " +
-				s.arg(r.ActorIssuer, "text") + ", " + s.arg(r.ActorSubject, "text") + ", " + s.arg(r.ActorEmail, "text") + ", " +
-				s.arg(r.ActorRole, "text") + ", " + s.arg(r.Action, "text") + ", " + s.arg(r.FromState, "text") + ", " +
-				s.arg(r.ToState, "text") + ", " + s.arg(r.Reason, "text") + ", " + s.arg(r.Detail, "text") + ", " +
-				s.arg(r.RequestID, "text") + ", " + s.arg(r.ClientAddr, "text") + ", " + s.arg(r.PrevHash, "text") + ", " +
-				s.arg(r.Hash, "text") + ")")
+			cols := auditCols(toAuditRow(e))
+			vals := make([]string, len(cols))
+			for j, c := range cols {
+				vals[j] = s.arg(c.v, c.typ)
+			}
+			w.WriteString("(" + strings.Join(vals, ", ") + ")")
 		}
 		w.WriteString(") AS v (" + auditInsertColumns + "))")
 	}
@@ -242,10 +230,52 @@ func fastStatement(ch domain.Change, create bool) *stmt {
 }
 
 // auditInsertColumns are the columns an insert writes (pos is the
-// sequence's).
+// sequence's): auditCols' names.
 const auditInsertColumns = "id, stream, seq, operation_id, namespace, at, actor_kind, actor_name, actor_namespace, " +
 	"actor_issuer, actor_subject, actor_email, actor_role, action, from_state, to_state, reason, detail, request_id, " +
 	"client_addr, prev_hash, hash"
+
+// contentVersionCols, newAttemptCols and auditCols are the rows a change
+// adds beside its operation, as the single statement and the multi-row one
+// (multirow.go) both write them.
+func contentVersionCols(v domain.ContentVersion) []col {
+	return []col{{"operation_id", "text", v.OperationID}, {"version", "integer", v.Version},
+		{"content", "text", string(v.Content)}, {"sha256", "text", v.SHA256}, {"created_by", "text", v.CreatedBy},
+		{"created_by_issuer", "text", v.CreatedByIssuer}, {"created_by_subject", "text", v.CreatedBySubject},
+		{"created_at", "timestamptz", v.CreatedAt.UTC()}, {"reason", "text", v.Reason}}
+}
+
+func newAttemptCols(r attemptRow) []col {
+	return []col{{"id", "text", r.ID}, {"operation_id", "text", r.OperationID},
+		{"number", "integer", r.Number}, {"worker", "text", r.Worker}, {"lease_token", "bigint", r.LeaseToken},
+		{"claimed_at", "timestamptz", r.ClaimedAt}, {"began_at", "timestamptz", r.BeganAt},
+		{"settled_at", "timestamptz", r.SettledAt}, {"outcome", "text", r.Outcome},
+		{"error_class", "text", r.ErrorClass}, {"error_code", "text", r.ErrorCode},
+		{"error_message", "text", r.ErrorMessage}}
+}
+
+func auditCols(r auditRow) []col {
+	return []col{{"id", "text", r.ID}, {"stream", "text", r.Stream}, {"seq", "bigint", r.Seq},
+		{"operation_id", "text", r.OperationID}, {"namespace", "text", r.Namespace}, {"at", "timestamptz", r.At},
+		{"actor_kind", "text", r.ActorKind}, {"actor_name", "text", r.ActorName},
+		{"actor_namespace", "text", r.ActorNamespace}, {"actor_issuer", "text", r.ActorIssuer},
+		{"actor_subject", "text", r.ActorSubject}, {"actor_email", "text", r.ActorEmail},
+		{"actor_role", "text", r.ActorRole}, {"action", "text", r.Action}, {"from_state", "text", r.FromState},
+		{"to_state", "text", r.ToState}, {"reason", "text", r.Reason}, {"detail", "text", r.Detail},
+		{"request_id", "text", r.RequestID}, {"client_addr", "text", r.ClientAddr},
+		{"prev_hash", "text", r.PrevHash}, {"hash", "text", r.Hash}}
+}
+
+// insertFromO adds a CTE named name that inserts one row of cols into
+// table if the statement wrote its operation (o).
+func insertFromO(s *stmt, name, table string, cols []col) {
+	names, vals := make([]string, len(cols)), make([]string, len(cols))
+	for i, c := range cols {
+		names[i], vals[i] = c.name, s.arg(c.v, c.typ)
+	}
+	s.sql.WriteString(", " + name + " AS (INSERT INTO " + table + " (" + strings.Join(names, ", ") + ") SELECT " +
+		strings.Join(vals, ", ") + " FROM o)")
+}
 
 // applyFast is Apply in one statement.
 func (s *Store) applyFast(ctx context.Context, ch domain.Change) error {

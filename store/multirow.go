@@ -127,44 +127,26 @@ type children struct {
 }
 
 func (k *children) add(ch domain.Change) {
-	of := col{"of", "text", ch.Op.ID}
+	of := []col{{"of", "text", ch.Op.ID}}
 	if c := ch.Content; c != nil {
-		v := c.Version
-		k.content.add([]col{of, {"operation_id", "text", v.OperationID}, {"version", "integer", v.Version},
-			{"content", "text", string(v.Content)}, {"sha256", "text", v.SHA256}, {"created_by", "text", v.CreatedBy},
-			{"created_by_issuer", "text", v.CreatedByIssuer}, {"created_by_subject", "text", v.CreatedBySubject},
-			{"created_at", "timestamptz", v.CreatedAt}, {"reason", "text", v.Reason}})
+		k.content.add(append(of, contentVersionCols(c.Version)...))
 	}
 	if a := ch.Attempt; a != nil {
 		r := toAttemptRow(a.Attempt)
 		switch {
 		case a.New:
-			k.attemptNew.add([]col{of, {"id", "text", r.ID}, {"operation_id", "text", r.OperationID},
-				{"number", "integer", r.Number}, {"worker", "text", r.Worker}, {"lease_token", "bigint", r.LeaseToken},
-				{"claimed_at", "timestamptz", r.ClaimedAt}, {"began_at", "timestamptz", r.BeganAt},
-				{"settled_at", "timestamptz", r.SettledAt}, {"outcome", "text", r.Outcome},
-				{"error_class", "text", r.ErrorClass}, {"error_code", "text", r.ErrorCode},
-				{"error_message", "text", r.ErrorMessage}})
+			k.attemptNew.add(append(of, newAttemptCols(r)...))
 		case r.BeganAt != nil || r.SettledAt != nil:
 			// As writeAttempt: a begin sets began_at, a settle the outcome
 			// (a NULL settled_at below keeps the outcome as it is).
-			k.attemptSet.add([]col{of, {"operation_id", "text", r.OperationID}, {"number", "integer", r.Number},
-				{"began_at", "timestamptz", r.BeganAt}, {"settled_at", "timestamptz", r.SettledAt},
-				{"outcome", "text", r.Outcome}, {"error_class", "text", r.ErrorClass},
-				{"error_code", "text", r.ErrorCode}, {"error_message", "text", r.ErrorMessage}})
+			k.attemptSet.add(append(of, col{"operation_id", "text", r.OperationID}, col{"number", "integer", r.Number},
+				col{"began_at", "timestamptz", r.BeganAt}, col{"settled_at", "timestamptz", r.SettledAt},
+				col{"outcome", "text", r.Outcome}, col{"error_class", "text", r.ErrorClass},
+				col{"error_code", "text", r.ErrorCode}, col{"error_message", "text", r.ErrorMessage}))
 		}
 	}
 	for _, e := range ch.Events {
-		r := toAuditRow(e)
-		k.events.add([]col{of, {"id", "text", r.ID}, {"stream", "text", r.Stream}, {"seq", "bigint", r.Seq},
-			{"operation_id", "text", r.OperationID}, {"namespace", "text", r.Namespace}, {"at", "timestamptz", r.At},
-			{"actor_kind", "text", r.ActorKind}, {"actor_name", "text", r.ActorName},
-			{"actor_namespace", "text", r.ActorNamespace}, {"actor_issuer", "text", r.ActorIssuer},
-			{"actor_subject", "text", r.ActorSubject}, {"actor_email", "text", r.ActorEmail},
-			{"actor_role", "text", r.ActorRole}, {"action", "text", r.Action}, {"from_state", "text", r.FromState},
-			{"to_state", "text", r.ToState}, {"reason", "text", r.Reason}, {"detail", "text", r.Detail},
-			{"request_id", "text", r.RequestID}, {"client_addr", "text", r.ClientAddr},
-			{"prev_hash", "text", r.PrevHash}, {"hash", "text", r.Hash}})
+		k.events.add(append(of, auditCols(toAuditRow(e))...))
 	}
 }
 
