@@ -92,6 +92,12 @@ func MultiRow(chs []domain.Change, create bool) []int {
 // Reruns is how many flushes failed whole and were re-run change by change.
 func Reruns(s *Store) int64 { return s.gc.reruns.Load() }
 
+// FlushWriters is how many group-commit writers s runs, and the most flushes
+// that have run at once.
+func FlushWriters(s *Store) (writers int, mostInFlight int64) {
+	return s.gc.writers, s.gc.mostInFlight.Load()
+}
+
 // SetMultiRow turns the multi-row statements on or off, for the benchmark
 // that compares them with a statement per change.
 func SetMultiRow(on bool) { multiRowOn = on }

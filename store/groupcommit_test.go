@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -223,5 +224,68 @@ func TestGroupCommit_connectionKilled(t *testing.T) {
 	}
 	if _, _, err := s.Load(ctx, "", "op_missing"); domain.ErrorCode(err) != domain.ENotFound {
 		t.Fatalf("the store does not answer after the faults: %v", err)
+	}
+}
+
+// TestGroupCommit_writers: store.Writers sets how many flushes a process
+// may have in flight at once — one per core without it — and one writer
+// still commits every one of many concurrent changes, taking together what
+// queued while its flush ran.
+func TestGroupCommit_writers(t *testing.T) {
+	needPostgres(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		opts []store.Option
+		want int
+	}{
+		{nil, runtime.GOMAXPROCS(0)},
+		{[]store.Option{store.Writers(0)}, runtime.GOMAXPROCS(0)},
+		{[]store.Option{store.Writers(3)}, 3},
+		{[]store.Option{store.Writers(1)}, 1},
+	} {
+		s, err := store.Open(ctx, storetest.URL(t), tc.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if w, _ := store.FlushWriters(s); w != tc.want {
+			t.Fatalf("%d writers, want %d", w, tc.want)
+		}
+		if tc.want != 1 {
+			continue
+		}
+		ids := &domain.IDSource{}
+		chs := make([]domain.Change, 48)
+		for i := range chs {
+			chs[i] = newRegistration(t, ids, fmt.Sprintf("evt_%d:task", i))
+		}
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		errs := make([]error, len(chs))
+		for i, ch := range chs {
+			wg.Go(func() {
+				<-start
+				_, created, err := s.Create(ctx, ch)
+				if err == nil && !created {
+					err = fmt.Errorf("not created")
+				}
+				errs[i] = err
+			})
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("change %d: %v", i, err)
+			}
+		}
+		if _, most := store.FlushWriters(s); most != 1 {
+			t.Fatalf("%d flushes ran at once with one writer", most)
+		}
+		for _, ch := range chs {
+			if _, _, err := s.LoadByKey(ctx, wf.Namespace, ch.Op.Key); err != nil {
+				t.Fatalf("%s not committed: %v", ch.Op.Key, err)
+			}
+		}
 	}
 }

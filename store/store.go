@@ -55,8 +55,8 @@ var (
 
 // Open connects to the database named by url — "postgres://…" or
 // "sqlite://path" (also "sqlite:path") — and migrates it.
-func Open(ctx context.Context, rawURL string) (*Store, error) {
-	s, err := Connect(rawURL)
+func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
+	s, err := Connect(rawURL, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,11 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 }
 
 // Connect opens the database without migrating it.
-func Connect(rawURL string) (*Store, error) {
+func Connect(rawURL string, opts ...Option) (*Store, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	// No PrepareStmt: GORM's shared statement cache can deadlock when a
 	// goroutine preparing outside a transaction waits for a pooled
 	// connection that a transaction waiting on the cache holds. pgx already
@@ -88,13 +92,14 @@ func Connect(rawURL string) (*Store, error) {
 		sqlDB.SetMaxIdleConns(4 * runtime.GOMAXPROCS(0))
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 		// The pgx pool serves the hot path's loads and the group commit's
-		// writers (groupWriters), each a connection while it flushes.
-		pool, err := openPool(rawURL, int32(4*runtime.GOMAXPROCS(0)+groupWriters()))
+		// writers (groupcommit.go), each a connection while it flushes.
+		writers := o.writerCount()
+		pool, err := openPool(rawURL, int32(4*runtime.GOMAXPROCS(0)+writers))
 		if err != nil {
 			sqlDB.Close()
 			return nil, domain.Wrap(domain.EUnavailable, err, "cannot reach PostgreSQL")
 		}
-		return &Store{db: db, dialect: "postgres", url: rawURL, pool: pool, gc: newCommitter(pool), lc: newLeaseCache(), now: time.Now}, nil
+		return &Store{db: db, dialect: "postgres", url: rawURL, pool: pool, gc: newCommitter(pool, writers), lc: newLeaseCache(), now: time.Now}, nil
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite:"), "//")
 		if path == "" {

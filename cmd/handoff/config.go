@@ -27,6 +27,7 @@ type config struct {
 	Notify            notifyConfig
 	ShutdownTimeout   time.Duration
 	TokenCache        time.Duration // how long a verified API token is trusted; 0: not cached
+	DBWriters         int           // group-commit flushes in flight on PostgreSQL; 0: one per core (store.Writers)
 	LogFormat         string        // "text" or "json"
 	// ContentRetention is how long final operations keep their content
 	// and result data; zero (the default) keeps them for ever.
@@ -89,6 +90,13 @@ func configFromEnv(getenv func(string) string) (config, error) {
 			return c, fmt.Errorf("HANDOFF_SHUTDOWN_TIMEOUT: %q is not a positive duration", v)
 		}
 		c.ShutdownTimeout = d
+	}
+	if v := getenv("HANDOFF_DB_WRITERS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 64 {
+			return c, fmt.Errorf("HANDOFF_DB_WRITERS: %q is not a number from 1 to 64", v)
+		}
+		c.DBWriters = n
 	}
 	if v := getenv("HANDOFF_TOKEN_CACHE"); v != "" {
 		// At most the default: a revocation reaches other replicas through

@@ -39,6 +39,23 @@ func TestProbeAddr(t *testing.T) {
 	}
 }
 
+// TestConfig_DBWriters: the group commit's writers default to the store's
+// own choice (0), and a count outside 1–64 is refused with the variable's
+// name.
+func TestConfig_DBWriters(t *testing.T) {
+	for in, want := range map[string]int{"": 0, "1": 1, "64": 64} {
+		c, err := configFromEnv(env("HANDOFF_DB_WRITERS", in))
+		if err != nil || c.DBWriters != want {
+			t.Errorf("HANDOFF_DB_WRITERS=%q: %v %v, want %v", in, c.DBWriters, err, want)
+		}
+	}
+	for _, bad := range []string{"0", "-1", "65", "two", "1.5"} {
+		if _, err := configFromEnv(env("HANDOFF_DB_WRITERS", bad)); err == nil || !strings.Contains(err.Error(), "HANDOFF_DB_WRITERS") {
+			t.Errorf("HANDOFF_DB_WRITERS=%s: %v, want an error naming the variable", bad, err)
+		}
+	}
+}
+
 // TestConfig_TokenCache: the cache defaults to 5 s, can be turned off
 // (behind PgBouncer's transaction mode, where LISTEN is not delivered), and
 // can never be made longer than a revocation may take to reach a replica.

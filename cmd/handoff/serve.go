@@ -61,7 +61,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s, err := store.Open(ctx, cfg.DatabaseURL)
+	s, err := store.Open(ctx, cfg.DatabaseURL, store.Writers(cfg.DBWriters))
 	if err != nil {
 		return err
 	}
