@@ -58,13 +58,14 @@ type options struct {
 // the database pays for every flush it runs at once: with several replicas
 // on one database, writers × replicas about the database's cores keeps its
 // CPU per lifecycle down. Measured with 16 clients spread over 3 replicas
-// on one 2-core machine, PostgreSQL beside them, 5 interleaved pairs of
+// on one 2-core machine, PostgreSQL beside them, 9 interleaved pairs of
 // 10 s: 1 writer each instead of 2 made 1.3 commits per lifecycle instead
-// of 2.0, PostgreSQL's CPU per lifecycle fell by a quarter (median 1.04 ms
-// against 1.43) and lifecycles/s rose by a fifth (median 770 against 629).
+// of 2.0, PostgreSQL's CPU per lifecycle fell by about a fifth (median
+// 1.05 ms against 1.36) and lifecycles/s rose by about a sixth (median 733
+// against 634; 7 pairs of the 9).
 // Over 2 replicas it was a wash (−10% PostgreSQL CPU, the same
 // lifecycles/s). With one replica, 1 writer instead of 2 spent a sixth
-// less of PostgreSQL's CPU but ran 7–20% fewer lifecycles/s at 8 clients:
+// less of PostgreSQL's CPU but ran 6–20% fewer lifecycles/s at 8 clients:
 // a lone writer leaves the cores idle while its flush runs.
 func Writers(n int) Option { return func(o *options) { o.writers = n } }
 
