@@ -92,6 +92,8 @@ func configFromEnv(getenv func(string) string) (config, error) {
 		c.ShutdownTimeout = d
 	}
 	if v := getenv("HANDOFF_DB_WRITERS"); v != "" {
+		// 64 is far beyond any database's cores: more flushes at once
+		// than that would only wait for connections and locks.
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 64 {
 			return c, fmt.Errorf("HANDOFF_DB_WRITERS: %q is not a number from 1 to 64", v)
