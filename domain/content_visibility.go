@@ -47,3 +47,13 @@ func (cs Cards) hideContentFromSearch(actor Actor, q *ListQuery) {
 	}
 	sort.Strings(q.ContentHiddenTypes) // one SQL text per set of types
 }
+
+// hidesContentFromViewers reports whether the card keeps its content from
+// viewers.
+func (c Card) hidesContentFromViewers() bool { return !RoleViewer.AtLeast(c.ContentVisibleTo) }
+
+// SendsHiddenContent reports whether notifications to d would carry content
+// the card hides from viewers to a receiver not marked as allowed to read it.
+func (c Card) SendsHiddenContent(d Destination) bool {
+	return c.NotifyIncludeData && c.hidesContentFromViewers() && !d.SeesHiddenContent
+}

@@ -29,18 +29,40 @@ import (
 // base64 HMAC-SHA256 of "id.timestamp.body" keyed with the secret, which is
 // "whsec_" and base64 (a secret without the prefix is used as raw bytes).
 func Sign(secret, id string, timestamp int64, body []byte) (string, error) {
-	key := []byte(secret)
-	if rest, ok := strings.CutPrefix(secret, "whsec_"); ok {
-		k, err := base64.StdEncoding.DecodeString(rest)
-		if err != nil {
-			return "", fmt.Errorf("the secret after whsec_ is not base64: %w", err)
-		}
-		key = k
+	key, err := secretKey(secret)
+	if err != nil {
+		return "", err
 	}
 	mac := hmac.New(sha256.New, key)
 	fmt.Fprintf(mac, "%s.%d.", id, timestamp)
 	mac.Write(body)
 	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
+}
+
+// secretKey is the HMAC key of a secret.
+func secretKey(secret string) ([]byte, error) {
+	rest, ok := strings.CutPrefix(secret, "whsec_")
+	if !ok {
+		if secret == "" {
+			return nil, errors.New("the secret is empty")
+		}
+		return []byte(secret), nil
+	}
+	k, err := base64.StdEncoding.DecodeString(rest)
+	if err != nil {
+		return nil, fmt.Errorf("the secret after whsec_ is not base64: %w", err)
+	}
+	if len(k) == 0 {
+		return nil, errors.New("the secret after whsec_ is empty")
+	}
+	return k, nil
+}
+
+// CheckSecret reports why a secret cannot sign, nil when it can: checked
+// at start-up, so a malformed secret does not wait for the first delivery.
+func CheckSecret(secret string) error {
+	_, err := secretKey(secret)
+	return err
 }
 
 // Message is the Standard Webhooks body: the type, when it happened, and the
@@ -198,13 +220,17 @@ func (s *Sender) Send(ctx context.Context, n domain.Notification) domain.Deliver
 	req.Header.Set("webhook-id", n.ID)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
 	if env := n.Destination.SecretEnv; env != "" {
-		if secret := s.Getenv(env); secret != "" {
-			sig, err := Sign(secret, n.ID, ts, body)
-			if err != nil {
-				return domain.DeliveryResult{Err: env + ": " + err.Error(), Refused: true}
-			}
-			req.Header.Set("webhook-signature", sig)
+		// A destination that names a secret is never sent unsigned: a
+		// receiver could not tell it from a forger's.
+		secret := s.Getenv(env)
+		if secret == "" {
+			return domain.DeliveryResult{Err: env + " is not set: not sending unsigned", Refused: true}
 		}
+		sig, err := Sign(secret, n.ID, ts, body)
+		if err != nil {
+			return domain.DeliveryResult{Err: env + ": " + err.Error(), Refused: true}
+		}
+		req.Header.Set("webhook-signature", sig)
 	}
 	start := time.Now()
 	resp, err := s.client.Do(req)

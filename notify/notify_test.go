@@ -186,7 +186,7 @@ func TestTimeout(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
 	defer srv.Close()
 	defer close(release)
-	s := notify.NewSender(notify.Sender{AllowPrivate: true, Timeout: 50 * time.Millisecond})
+	s := notify.NewSender(notify.Sender{AllowPrivate: true, Timeout: 50 * time.Millisecond, Getenv: func(string) string { return secret }})
 	res := s.Send(context.Background(), note(srv.URL, domain.FormatStandard))
 	if res.StatusCode != 0 || res.Err == "" || res.Refused {
 		t.Fatalf("result: %+v", res)
@@ -210,3 +210,24 @@ func must[T any](v T, err error) T {
 }
 
 func parseIP(s string) net.IP { return net.ParseIP(s) }
+
+// TestSend_NeverUnsignedWhenASecretIsNamed: a destination that names a
+// secret whose variable is empty is refused, not sent without a signature.
+func TestSend_NeverUnsignedWhenASecretIsNamed(t *testing.T) {
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls++ }))
+	defer srv.Close()
+	s := notify.NewSender(notify.Sender{AllowPrivate: true, Getenv: func(string) string { return "" }})
+	res := s.Send(context.Background(), note(srv.URL, domain.FormatStandard))
+	if !res.Refused || !strings.Contains(res.Err, "HOOK_SECRET") || calls != 0 {
+		t.Fatalf("result %+v, %d calls", res, calls)
+	}
+}
+
+func TestCheckSecret(t *testing.T) {
+	for secret, ok := range map[string]bool{"whsec_c2VjcmV0": true, "raw-bytes": true, "whsec_!!!": false, "whsec_": false, "": false} {
+		if err := notify.CheckSecret(secret); (err == nil) != ok {
+			t.Errorf("CheckSecret(%q) = %v", secret, err)
+		}
+	}
+}
