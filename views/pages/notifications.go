@@ -42,8 +42,8 @@ type NotificationsView struct {
 	Destinations []DestinationRow
 	// Unsigned are the destinations the cards send to unsigned, as
 	// "URL (type)", whether or not anything was sent to them yet.
-	Unsigned []string
-	Undelivered  []NotificationRow
-	Problem      Problem
-	Resent       string // the id just sent again
+	Unsigned    []string
+	Undelivered []NotificationRow
+	Problem     Problem
+	Resent      string // the id just sent again
 }
