@@ -93,6 +93,15 @@ func TestDecode_errors(t *testing.T) {
 		{"not an object", registerP, `[1]`, domain.EInvalidJSON, ""},
 		{"trailing", registerP, `{"key":"k"} {}`, domain.EInvalidJSON, ""},
 		{"unknown field", registerP, `{"key":"k","kee":"x"}`, domain.EInvalid, "kee"},
+		// A member twice, or in another case, is a parser differential:
+		// encoding/json would take the last one, or match it anyway.
+		{"member twice", registerP, `{"key":"a","type":"t","content":{},"key":"b"}`, domain.EInvalid, "key"},
+		{"member in another case", registerP, `{"key":"a","KEY":"b","type":"t","content":{}}`, domain.EInvalid, "KEY"},
+		{"only member in another case", registerP, `{"Key":"a","type":"t","content":{}}`, domain.EInvalid, "Key"},
+		{"nested member twice", registerP, `{"key":"k","type":"t","content":{},"claim":{"worker":"w","worker":"x"}}`, domain.EInvalid, "claim.worker"},
+		{"nested member in another case", registerP, `{"key":"k","type":"t","content":{},"claim":{"Worker":"w"}}`, domain.EInvalid, "claim.Worker"},
+		{"content member twice", registerP, `{"key":"k","type":"t","content":{"a":1,"a":2}}`, domain.EInvalid, "content.a"},
+		{"settle error member in another case", settleP, `{"lease_token":1,"outcome":"failed_retryable","error":{"CLASS":"transient"}}`, domain.EInvalid, "error.CLASS"},
 		{"wrong type", registerP, `{"key":7}`, domain.EInvalid, "key"},
 		{"nested type", registerP, `{"claim":{"lease_seconds":1.5}}`, domain.EInvalid, "claim.lease_seconds"},
 		{"content null", registerP, `{"key":"k","type":"t","content":null}`, domain.EInvalid, "content"},
@@ -120,6 +129,10 @@ func TestDecode_accepts(t *testing.T) {
 		"event_id":"evt_42","caused_by":null,"supersedes":null,"provider_key":null,"claim":{"worker":"w-1"}}`))
 	if err != nil || reg.Claim == nil || reg.Claim.Lease != 0 || reg.EventID != "evt_42" {
 		t.Fatalf("register: %+v, %v", reg, err)
+	}
+	// The content's members are the workflow's own: any case goes.
+	if _, err := parseRegister([]byte(`{"key":"k","type":"t","content":{"a":1,"A":2,"list":[{"x":1},{"x":2}]}}`)); err != nil {
+		t.Fatalf("content with members in two cases: %v", err)
 	}
 	a, err := parseAssign([]byte(`{"assignee":null,"expected_version":3}`))
 	if err != nil || a.Assignee != "" || a.ExpectedVersion != 3 {
