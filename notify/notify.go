@@ -17,6 +17,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -129,20 +130,61 @@ func slackMessage(typ string, s domain.NotificationSummary) map[string]any {
 var ErrRefused = errors.New("destination refused")
 
 // Refused reports whether ip is loopback, private, link-local, unspecified,
-// multicast, shared (CGNAT) or a cloud metadata address.
+// multicast, shared (CGNAT), reserved or a cloud metadata address — also
+// when it is one wrapped in an IPv6 address that a gateway translates or
+// tunnels to it (NAT64, 6to4, Teredo, IPv4-compatible and -mapped).
 func Refused(ip net.IP) bool {
+	if len(ip) != net.IPv4len && len(ip) != net.IPv6len {
+		return true
+	}
+	if inner, wrapped, opaque := unwrapIPv4(ip); opaque {
+		return true
+	} else if wrapped {
+		ip = inner
+	}
 	if ip4 := ip.To4(); ip4 != nil {
 		ip = ip4
-		if ip4[0] == 100 && ip4[1]&0xc0 == 64 { // 100.64.0.0/10
+		switch {
+		case ip4[0] == 100 && ip4[1]&0xc0 == 64, // 100.64.0.0/10, shared
+			ip4[0] == 0, // 0.0.0.0/8, "this network"
+			ip4[0] == 192 && ip4[1] == 0 && ip4[2] == 0, // 192.0.0.0/24, protocol assignments
+			ip4[0] == 198 && ip4[1]&0xfe == 18,          // 198.18.0.0/15, benchmarking
+			ip4[0] >= 240:                               // 240.0.0.0/4 reserved, and broadcast
 			return true
 		}
-		if ip4[0] == 0 {
-			return true
-		}
+	} else if ip[0] == 0xfe && ip[1]&0xc0 == 0xc0 { // fec0::/10, the deprecated site-local
+		return true
 	}
 	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
 		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() ||
 		ip.Equal(net.ParseIP("fd00:ec2::254"))
+}
+
+// unwrapIPv4 is the IPv4 address an IPv6 address carries to a gateway that
+// translates or tunnels it: NAT64's well-known prefix 64:ff9b::/96, 6to4's
+// 2002::/16, Teredo's 2001::/32 (the client, inverted) and the deprecated
+// IPv4-compatible ::/96 (IPv4-mapped ::ffff:0:0/96 is To4's). opaque is
+// true for the local-use NAT64 prefix 64:ff9b:1::/48, whose embedded
+// address depends on the network's own prefix length.
+func unwrapIPv4(ip net.IP) (inner net.IP, wrapped, opaque bool) {
+	if len(ip) != net.IPv6len || ip.To4() != nil {
+		return nil, false, false
+	}
+	zero := func(b []byte) bool { return !slices.ContainsFunc(b, func(x byte) bool { return x != 0 }) }
+	switch {
+	case ip[0] == 0x00 && ip[1] == 0x64 && ip[2] == 0xff && ip[3] == 0x9b && zero(ip[4:12]):
+		return net.IP(slices.Clone(ip[12:16])), true, false
+	case ip[0] == 0x00 && ip[1] == 0x64 && ip[2] == 0xff && ip[3] == 0x9b && ip[4] == 0 && ip[5] == 1:
+		return nil, false, true
+	case ip[0] == 0x20 && ip[1] == 0x02:
+		return net.IP(slices.Clone(ip[2:6])), true, false
+	case ip[0] == 0x20 && ip[1] == 0x01 && ip[2] == 0 && ip[3] == 0:
+		return net.IPv4(^ip[12], ^ip[13], ^ip[14], ^ip[15]).To4(), true, false
+	case zero(ip[:12]) && !zero(ip[12:14]):
+		// ::a.b.c.d, leaving :: and ::1 (and ::0.0.x.y) to the checks above.
+		return net.IP(slices.Clone(ip[12:16])), true, false
+	}
+	return nil, false, false
 }
 
 // guard is the dialer's Control: it runs on the address actually being

@@ -143,9 +143,28 @@ func TestSSRFGuard(t *testing.T) {
 	if res := sender(true).Send(context.Background(), note("http://localhost"+port+"/", domain.FormatStandard)); res.StatusCode != 200 {
 		t.Errorf("allowed loopback: %+v", res)
 	}
-	for _, ip := range []string{"8.8.8.8", "2606:4700::1"} {
+	for _, ip := range []string{"8.8.8.8", "2606:4700::1", "64:ff9b::808:808", "2002:808:808::1", "::ffff:8.8.8.8",
+		"2001:0:4136:e378:8000:63bf:f7f7:f7f7"} {
 		if notify.Refused(parseIP(ip)) {
 			t.Errorf("%s refused", ip)
+		}
+	}
+}
+
+// TestSSRFGuard_WrappedIPv4: a private or metadata IPv4 address inside an
+// IPv6 address that a gateway translates or tunnels — NAT64, 6to4, Teredo,
+// IPv4-compatible and -mapped — is refused like the address itself, as are
+// reserved ranges.
+func TestSSRFGuard_WrappedIPv4(t *testing.T) {
+	for _, ip := range []string{
+		"64:ff9b::a9fe:a9fe", "64:ff9b::169.254.169.254", "64:ff9b::7f00:1", "64:ff9b::10.0.0.1", "64:ff9b:1::a00:1",
+		"2002:a9fe:a9fe::", "2002:7f00:1::1", "2002:c0a8:101::1",
+		"2001:0:4136:e378:8000:63bf:f5ff:fffe", // Teredo, client 10.0.0.1
+		"::10.0.0.1", "::169.254.169.254", "::ffff:127.0.0.1", "::ffff:169.254.169.254",
+		"198.18.0.1", "192.0.0.8", "240.0.0.1", "255.255.255.255", "fec0::1", "::", "::1",
+	} {
+		if !notify.Refused(parseIP(ip)) {
+			t.Errorf("%s is not refused", ip)
 		}
 	}
 }
