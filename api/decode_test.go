@@ -1,6 +1,8 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -33,9 +35,14 @@ func FuzzDecodeRegister(f *testing.F) {
 	f.Add([]byte(`{"key":"k","type":"t","content":null,"caused_by":null,"claim":null}`))
 	f.Add([]byte(`{"key":"k","type":"t","content":{},"extra":1}`))
 	f.Add([]byte(`{"key":"k"} trailing`))
+	f.Add([]byte(`{"key":"a","type":"t","content":{"x":{"y":1,"y":2}},"KEY":"b"}`))
+	f.Add([]byte(`{"k\u0065y":"a","key":"b","type":"t","content":{}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		reg, err := parseRegister(data)
 		check4xx(t, data, err)
+		if err == nil && hasDuplicateMember(data) {
+			t.Fatalf("%q: accepted with a member named twice", data)
+		}
 		if err == nil && reg.Claim != nil && (reg.Claim.Lease < 0 || reg.Claim.Lease > time.Hour) {
 			t.Fatalf("%q: lease %v passed", data, reg.Claim.Lease)
 		}
@@ -159,3 +166,44 @@ func settleP(b []byte) error    { _, err := parseSettle(b); return err }
 func reconcileP(b []byte) error { _, err := parseReconcile(b); return err }
 func assignP(b []byte) error    { _, err := parseAssign(b); return err }
 func resolveP(b []byte) error   { _, err := parseResolve(b); return err }
+
+// hasDuplicateMember reports whether any object of a JSON text names a
+// member twice, read with encoding/json's tokenizer.
+func hasDuplicateMember(data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var walk func() bool
+	walk = func() bool {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return false
+				}
+				name, _ := k.(string)
+				if seen[name] {
+					return true
+				}
+				seen[name] = true
+				if walk() {
+					return true
+				}
+			}
+			_, _ = dec.Token()
+		case json.Delim('['):
+			for dec.More() {
+				if walk() {
+					return true
+				}
+			}
+			_, _ = dec.Token()
+		}
+		return false
+	}
+	return walk()
+}
