@@ -166,6 +166,8 @@ func decide(op Operation, cmd Command, env Env) (Change, error) {
 		return decideSettle(op, c, env)
 	case Reconcile:
 		return decideReconcile(op, c, env)
+	case ConcludeLookup:
+		return decideConcludeLookup(op, c, env)
 	case ExpireLease:
 		return decideExpire(op, env)
 	case Exhaust:
