@@ -58,10 +58,10 @@ func (t LookupTry) Summary() string {
 		fmt.Fprintf(&b, "%d ", t.Status)
 	}
 	b.WriteString(t.Result.String())
-	switch {
-	case t.Ref != "":
+	if t.Ref != "" {
 		b.WriteString(" " + t.Ref)
-	case len(t.Conflicts) > 0:
+	}
+	if len(t.Conflicts) > 0 {
 		b.WriteString(" (differs: " + strings.Join(t.Conflicts, ", ") + ")")
 	}
 	if t.State != "" {

@@ -122,7 +122,9 @@ func (l *Lookuper) look(ctx context.Context, c domain.LookupClaim) {
 		_ = l.Store.CloseLookup(ctx, c, "superseded")
 		return
 	}
+	at := l.Now().UTC()
 	try := l.Looker.Look(ctx, *card.LookupAdapter, op)
+	try.At = at // the loop's clock decides the window; the evidence uses the same
 	if ctx.Err() != nil {
 		return // shutting down: the lease hands the lookup to another replica
 	}
