@@ -49,7 +49,11 @@ type lockedWriter struct {
 	buf *bytes.Buffer
 }
 
-func (w lockedWriter) Write(p []byte) (int, error) { w.mu.Lock(); defer w.mu.Unlock(); return w.buf.Write(p) }
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
 
 func newLookupRig(t *testing.T, cfg sandbox.Config) *lookupRig {
 	t.Helper()
