@@ -58,7 +58,7 @@ type LookupFound struct {
 // evidence of a conflict, never a match.
 type LookupCompare struct {
 	Answer  string // JSON pointer into the answer
-	Content string // JSON pointer into the operation's content
+	Content string // JSON pointer into the operation's content; "" is all of it
 }
 
 // The defaults of an adapter's request.
@@ -157,8 +157,8 @@ func (a LookupAdapter) validate(c Card) []FieldError {
 	for i, cmp := range a.Found.Compare {
 		pointers[fmt.Sprintf("found.compare[%d].answer", i)] = cmp.Answer
 		pointers[fmt.Sprintf("found.compare[%d].content", i)] = cmp.Content
-		if cmp.Answer == "" || cmp.Content == "" {
-			bad(fmt.Sprintf("found.compare[%d]", i), "needs both answer and content pointers")
+		if cmp.Answer == "" {
+			bad(fmt.Sprintf("found.compare[%d].answer", i), "is required (the content pointer may be empty: the whole content)")
 		}
 	}
 	for field, p := range pointers {
