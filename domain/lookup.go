@@ -274,3 +274,56 @@ func (cs Cards) LookupTypes() []string {
 	}
 	return out
 }
+
+// LookupRunner makes one lookup with an adapter (lookup.Looker); the
+// wiring sets it on the Ledger for the desk's "Look up now".
+type LookupRunner interface {
+	Look(ctx context.Context, a LookupAdapter, op Operation) LookupTry
+}
+
+// RecordLookup records a lookup a person asked for: evidence, not a
+// decision, so like a note it does not make a page stale.
+type RecordLookup struct{ Try LookupTry }
+
+func (RecordLookup) name() string { return "record_lookup" }
+
+// ActionLookupRun is the audit action of a person's lookup.
+const ActionLookupRun = "lookup_run"
+
+func decideRecordLookup(op Operation, c RecordLookup, env Env) (Change, error) {
+	ch := begin(op, env, op.State, ActionLookupRun)
+	d := map[string]any{"evidence": LookupEvidence([]LookupTry{c.Try}), "tries": lookupTriesDetail([]LookupTry{c.Try}),
+		"result": c.Try.Result.String(), "result_ref": c.Try.Ref}
+	ch.Events[0].Detail = detail(d)
+	return ch, nil
+}
+
+// LookUpNow runs the card's lookup adapter for a person and records what it
+// found in the operation's audit trail, as a lookup rather than a
+// decision: the person still decides.
+func (l *Ledger) LookUpNow(ctx context.Context, actor Actor, id string) (LookupTry, error) {
+	if err := requirePerson(actor, RoleOperator); err != nil {
+		return LookupTry{}, err
+	}
+	if err := checkID(id, "operation"); err != nil {
+		return LookupTry{}, err
+	}
+	op, _, err := l.Store.Load(ctx, scope(actor), id)
+	if err != nil {
+		return LookupTry{}, err
+	}
+	card, err := l.Cards.Get(op.Type)
+	if err != nil {
+		return LookupTry{}, err
+	}
+	if card.LookupAdapter == nil {
+		return LookupTry{}, Errorf(EInvalidTransition, "operation type %s has no lookup_adapter", op.Type)
+	}
+	if l.Looker == nil {
+		return LookupTry{}, Errorf(EUnavailable, "lookups are not configured on this server")
+	}
+	t := l.Looker.Look(ctx, *card.LookupAdapter, op) // no transaction is open
+	t.At = t.At.UTC().Truncate(time.Microsecond)
+	_, err = l.mutate(ctx, actor, id, RecordLookup{Try: t})
+	return t, err
+}

@@ -128,6 +128,7 @@ func (l *Lookuper) look(ctx context.Context, c domain.LookupClaim) {
 	if ctx.Err() != nil {
 		return // shutting down: the lease hands the lookup to another replica
 	}
+	log.Debug("looked up", "type", op.Type, "request", try.Method+" "+try.URL, "result", try.Summary())
 	if l.Observe != nil {
 		l.Observe(op.Type, try)
 	}

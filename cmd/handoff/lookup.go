@@ -41,7 +41,8 @@ func startLookups(ctx context.Context, loops *sync.WaitGroup, ledger *domain.Led
 	if err != nil {
 		return err
 	}
-	l := &reconcile.Lookuper{Ledger: ledger, Store: s, Looker: lookup.New(allow, os.Getenv), Types: types, Observe: observe}
+	ledger.Looker = lookup.New(allow, os.Getenv) // the desk's "Look up now"
+	l := &reconcile.Lookuper{Ledger: ledger, Store: s, Looker: ledger.Looker, Types: types, Observe: observe}
 	loops.Go(func() { l.Run(ctx) })
 	return nil
 }
