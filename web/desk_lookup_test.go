@@ -81,8 +81,11 @@ func TestDeskLookup(t *testing.T) {
 	execute(d.register("evt_1:crm", "crm.task.create").ProviderKey, "Someone else's task")
 	conflict := d.intoDesk("evt_1:crm", true) // the same operation, registered again
 	missed := d.intoDesk("evt_2:crm", true)
+	// evt_3 was executed as sent: the lookup settles it, nobody is asked.
+	execute(d.register("evt_3:crm", "crm.task.create").ProviderKey, "Follow up")
+	found := d.intoDesk("evt_3:crm", true)
 	lk := &reconcile.Lookuper{Ledger: d.ledger, Store: d.store, Looker: d.ledger.Looker, Types: cards.LookupTypes(), Log: log}
-	if n, err := lk.Pass(ctx); err != nil || n != 2 {
+	if n, err := lk.Pass(ctx); err != nil || n != 3 {
 		t.Fatalf("pass: %d %v", n, err)
 	}
 	page := d.get("ada", "/desk/operations/"+conflict.ID).want(200)
@@ -123,6 +126,15 @@ func TestDeskLookup(t *testing.T) {
 		t.Fatalf("after the confirm: %s %+v", op.State, op.Result)
 	}
 
+	// The overview: one settled by the lookup, one by a person.
+	if got := d.get("ada", "/desk").want(200).text("settled-by-lookup"); !strings.Contains(got, "1 settled by Handoff's own lookup") ||
+		!strings.Contains(got, "50 % of 2 settled") || !strings.Contains(got, "of desk time spared") {
+		t.Fatalf("overview: %q", got)
+	}
+	if op, _ := d.ledger.Get(ctx, testPeople["ada"], found.ID); op.State != domain.Completed {
+		t.Fatalf("evt_3: %s", op.State)
+	}
+
 	authMu.Lock()
 	if sawAuth != "Bearer "+deskLookupSecret {
 		t.Fatalf("the provider saw Authorization %q", sawAuth)
@@ -130,7 +142,7 @@ func TestDeskLookup(t *testing.T) {
 	authMu.Unlock()
 	// The secret is nowhere a person or a file could read it.
 	var seen []string
-	for _, id := range []string{conflict.ID, missed.ID} {
+	for _, id := range []string{conflict.ID, missed.ID, found.ID} {
 		evs, _ := d.ledger.Timeline(ctx, testPeople["ada"], id)
 		b, _ := json.Marshal(evs)
 		seen = append(seen, string(b), d.get("ada", "/desk/operations/"+id).body)
