@@ -424,14 +424,15 @@ type OutboxStore interface {
 // RecoveryStats is the overview's account of recovery work: how fast people
 // resolve, what came in and went out per day, and who holds what.
 type RecoveryStats struct {
-	Resolved int // people's resolutions within the window
+	Resolved   int           // people's resolutions within the window
+	P50, P90   time.Duration // time from desk entry to those resolutions
+	PerDay     []DayFlow     // oldest day first
+	ByAssignee []AssigneeLoad
+
 	// SettledByLookup are the outcomes Handoff settled by looking them up
 	// at the provider within the window (found, or an authoritative
 	// not-found re-sent): no person was asked.
 	SettledByLookup int
-	P50, P90        time.Duration // time from desk entry to those resolutions
-	PerDay          []DayFlow     // oldest day first
-	ByAssignee      []AssigneeLoad
 }
 
 // DayFlow is one day's entries into the desk (or approval) and people's

@@ -4,17 +4,17 @@ import "strconv"
 
 // RecoveryView is the overview's last week of recovery work.
 type RecoveryView struct {
-	Days     int
-	Resolved int
-	// SettledByLookup are the outcomes Handoff's own lookups settled: no
-	// person was asked.
-	SettledByLookup int
-	// WaitSaved is the desk wait the lookups spared, at people's p50 time
-	// to resolve: an estimate, "" without resolutions to base it on.
-	WaitSaved  string
+	Days       int
+	Resolved   int
 	P50, P90   string
 	PerDay     []DayRow
 	ByAssignee []AssigneeRow
+
+	// SettledByLookup are the outcomes Handoff's own lookups settled: no
+	// person was asked. WaitSaved is the desk wait that spared, at
+	// people's p50 time to resolve: an estimate, "" without resolutions.
+	SettledByLookup int
+	WaitSaved       string
 }
 
 // DayRow is one day's entries and resolutions.
