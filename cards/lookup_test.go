@@ -95,3 +95,31 @@ func TestLoad_LookupAdapterRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestReadmeLookupRecipes: every card the README's lookup recipes show
+// passes cards check.
+func TestReadmeLookupRecipes(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "### Recipes")
+	section, _, _ = strings.Cut(section, "\n## ")
+	n := 0
+	for _, block := range strings.Split(section, "```yaml\n")[1:] {
+		block, _, _ = strings.Cut(block, "```")
+		cs, err := loadString(t, block)
+		if err != nil {
+			t.Fatalf("a README recipe does not load:\n%s\n%v", block, err)
+		}
+		for _, c := range cs {
+			if c.LookupAdapter == nil || c.LookupAuthoritative {
+				t.Errorf("%s: a recipe should have an adapter and claim no authority it has not been tested for", c.Name)
+			}
+		}
+		n++
+	}
+	if n != 4 {
+		t.Fatalf("%d recipes, want 4 (Stripe twice, HubSpot, Salesforce)", n)
+	}
+}
