@@ -40,6 +40,17 @@ func (s *Sandbox) Lookups(key string) int {
 	return s.reads[key]
 }
 
+// LagIndex makes the list miss key's record for its first reads reads, on
+// top of Config.IndexLagReads: one lagging key among others.
+func (s *Sandbox) LagIndex(key string, reads int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lag == nil {
+		s.lag = map[string]int{}
+	}
+	s.lag[key] = reads
+}
+
 // recordOf is key's latest execution as a record; it counts the read.
 func (s *Sandbox) recordOf(key string) (Record, int, bool) {
 	s.mu.Lock()
@@ -67,8 +78,11 @@ func (s *Sandbox) listRecords(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec, reads, ok := s.recordOf(key)
+	s.mu.Lock()
+	lag := max(s.cfg.IndexLagReads, s.lag[key])
+	s.mu.Unlock()
 	list := RecordList{Object: "list", Data: []Record{}}
-	if ok && reads > s.cfg.IndexLagReads {
+	if ok && reads > lag {
 		list.Data = append(list.Data, rec)
 	}
 	writeJSON(w, http.StatusOK, list)

@@ -96,6 +96,7 @@ type Sandbox struct {
 	records map[string]*record // by key: the answer the provider remembers
 	history map[string][]Execution
 	reads   map[string]int // provider-shaped lookups per key (records.go)
+	lag     map[string]int // reads a key's record is missing from the list
 }
 
 type record struct {
