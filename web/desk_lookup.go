@@ -30,6 +30,7 @@ var lookupActions = []string{domain.ActionLookedUp, domain.ActionLookupNotFound,
 func lookupPanel(it domain.DeskItem, person domain.Actor) pages.LookupPanel {
 	p := pages.LookupPanel{Adapter: it.Card.LookupAdapter != nil}
 	p.CanRun = p.Adapter && person.Role.AtLeast(domain.RoleOperator)
+	p.Pending = domain.AwaitingLookup(it.Op, it.Card)
 	for i := len(it.Timeline) - 1; i >= 0; i-- {
 		e := it.Timeline[i]
 		if !slices.Contains(lookupActions, e.Action) {

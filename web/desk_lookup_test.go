@@ -84,6 +84,7 @@ func TestDeskLookup(t *testing.T) {
 	// evt_3 was executed as sent: the lookup settles it, nobody is asked.
 	execute(d.register("evt_3:crm", "crm.task.create").ProviderKey, "Follow up")
 	found := d.intoDesk("evt_3:crm", true)
+	d.get("ada", "/desk/operations/"+missed.ID).want(200).one("lookup-pending") // not handed off before the lookup concludes
 	lk := &reconcile.Lookuper{Ledger: d.ledger, Store: d.store, Looker: d.ledger.Looker, Types: cards.LookupTypes(), Log: log}
 	if n, err := lk.Pass(ctx); err != nil || n != 3 {
 		t.Fatalf("pass: %d %v", n, err)
@@ -93,6 +94,7 @@ func TestDeskLookup(t *testing.T) {
 		t.Fatalf("the evidence shown first: %q", ev)
 	}
 	page.none("lookup-found-ref")
+	page.none("lookup-pending")
 
 	// The provider has it now; a person looks it up.
 	before := d.get("ada", "/desk/operations/"+missed.ID).want(200)

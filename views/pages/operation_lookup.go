@@ -8,6 +8,7 @@ import "time"
 type LookupPanel struct {
 	Adapter  bool   // the card has a lookup adapter
 	CanRun   bool   // the viewer may run it (operator and above)
+	Pending  bool   // Handoff's own lookup has not concluded: not handed off yet
 	Evidence string // "looked up 3× at …: 404 / 404 / error: timeout"
 	By       string // the system, or the person who looked it up
 	At       time.Time
