@@ -92,7 +92,9 @@ func TestConcludeLookup(t *testing.T) {
 
 func TestJudgeLookup(t *testing.T) {
 	card := adapterCard()
-	at := func(d time.Duration, r domain.LookupResult) domain.LookupTry { return domain.LookupTry{At: t0.Add(d), Result: r} }
+	at := func(d time.Duration, r domain.LookupResult) domain.LookupTry {
+		return domain.LookupTry{At: t0.Add(d), Result: r}
+	}
 	judge := func(c domain.Card, now time.Duration, tries ...domain.LookupTry) domain.LookupVerdict {
 		return domain.JudgeLookup(c, tries, t0, t0.Add(now), 5*time.Second)
 	}
