@@ -90,6 +90,19 @@ func (r *run) lookedUpByHandoff(ctx context.Context, cr *caseRun, o op, lagged b
 	return nil
 }
 
+// awaitHandoffLookup waits for Handoff's own lookup of o and records it.
+func (r *run) awaitHandoffLookup(ctx context.Context, cr *caseRun, o op) error {
+	ev, ok, err := r.handoffConclusion(ctx, o)
+	if err != nil || !ok {
+		return err
+	}
+	cr.answer(fmt.Sprintf("Handoff's lookup (%s): %s", ev.Action, ev.Detail.Evidence))
+	if ev.Action == "looked_up" && ev.Actor.Kind == "system" {
+		cr.settled(SettledByLookup)
+	}
+	return nil
+}
+
 func (cr *caseRun) settled(by string) {
 	cr.mu.Lock()
 	defer cr.mu.Unlock()
