@@ -85,9 +85,15 @@ func TestDeskLookup(t *testing.T) {
 	execute(d.register("evt_3:crm", "crm.task.create").ProviderKey, "Follow up")
 	found := d.intoDesk("evt_3:crm", true)
 	d.get("ada", "/desk/operations/"+missed.ID).want(200).one("lookup-pending") // not handed off before the lookup concludes
+	if q := d.get("ada", "/desk/queue").want(200).body; strings.Contains(q, missed.Key) {
+		t.Fatal("an item awaiting Handoff's lookup is on the desk's queue")
+	}
 	lk := &reconcile.Lookuper{Ledger: d.ledger, Store: d.store, Looker: d.ledger.Looker, Types: cards.LookupTypes(), Log: log}
 	if n, err := lk.Pass(ctx); err != nil || n != 3 {
 		t.Fatalf("pass: %d %v", n, err)
+	}
+	if q := d.get("ada", "/desk/queue").want(200).body; !strings.Contains(q, conflict.Key) || strings.Contains(q, found.Key) {
+		t.Fatal("after the lookups the conflict is on the queue and the found one is not")
 	}
 	page := d.get("ada", "/desk/operations/"+conflict.ID).want(200)
 	if ev := page.text("lookup-evidence"); !strings.Contains(ev, "looked up 1×") || !strings.Contains(ev, "conflict") {
