@@ -71,16 +71,22 @@ func (p *Proxy) completed(c *call, op client.Operation, meta map[string]any) *sd
 		return &res
 	}
 	meta["replayed"] = true
+	var s storedResult
 	res := &sdk.CallToolResult{}
-	if op.Result != nil && len(op.Result.Data) > 0 && json.Unmarshal(op.Result.Data, res) == nil && res.Content != nil {
-		res.IsError = false
+	if op.Result != nil && json.Unmarshal(op.Result.Data, &s) == nil && len(s.Result) > 0 && json.Unmarshal(s.Result, res) == nil {
+		if s.Truncated {
+			meta["truncated"] = true
+		}
 	} else {
-		ref := ""
+		ref, data := "", ""
 		if op.Result != nil {
 			ref = op.Result.Ref
+			if len(op.Result.Data) > 0 && string(op.Result.Data) != "null" {
+				data = " Recorded data: " + cut(string(op.Result.Data), 4000)
+			}
 		}
 		res = &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{
-			Text: fmt.Sprintf("This call already happened: a person confirmed operation %s executed (reference %s).", op.ID, ref)}}}
+			Text: fmt.Sprintf("This call already happened: a person confirmed that operation %s executed (reference %s).%s", op.ID, ref, data)}}}
 		meta["confirmed_by_person"] = true
 	}
 	res.Meta = mergeMeta(res.Meta, meta)

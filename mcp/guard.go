@@ -90,8 +90,15 @@ func (c *call) run(ctx context.Context, claim client.Claim) (client.Result, erro
 	return client.Result{Ref: ref, Data: data}, nil
 }
 
-// stored is the result as the ledger keeps it, and its reference: the
-// tool result's own JSON, cut to maxStoredResult.
+// storedResult is the result data the ledger keeps: the tool result's own
+// JSON under "mcp_result", cut to maxStoredResult. The member tells a
+// replay what a person's confirmation (which has its own data) is not.
+type storedResult struct {
+	Result    json.RawMessage `json:"mcp_result"`
+	Truncated bool            `json:"truncated,omitempty"`
+}
+
+// stored is the result as the ledger keeps it, and its reference.
 func stored(res *sdk.CallToolResult) (json.RawMessage, string) {
 	raw, err := json.Marshal(res)
 	if err != nil {
@@ -99,12 +106,13 @@ func stored(res *sdk.CallToolResult) (json.RawMessage, string) {
 	}
 	sum := sha256.Sum256(raw)
 	ref := "mcp-result:" + hex.EncodeToString(sum[:12])
+	s := storedResult{Result: raw}
 	if len(raw) > maxStoredResult {
-		short, _ := json.Marshal(map[string]any{"truncated": true,
-			"content": []map[string]any{{"type": "text", "text": cut(text(res), maxStoredResult/2)}}})
-		raw = short
+		s.Result, _ = json.Marshal(&sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: cut(text(res), maxStoredResult/2)}}})
+		s.Truncated = true
 	}
-	return raw, ref
+	data, _ := json.Marshal(s)
+	return data, ref
 }
 
 // worker names the agent and the tool in the operation's timeline: the MCP

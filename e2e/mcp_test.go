@@ -1,0 +1,384 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opshandoff/handoff/auth/oidctest"
+)
+
+// billing is an upstream MCP server for the tests, written with the Go SDK:
+// it counts every execution, and can be told to hang after doing the work —
+// the answer lost, the effect done.
+type billing struct {
+	mu   sync.Mutex
+	runs map[string][]map[string]any // per tool, the arguments it executed with
+	hang chan struct{}               // while set, a call blocks after its work until it is closed
+}
+
+func startBilling(t *testing.T) (*billing, string) {
+	b := &billing{runs: map[string][]map[string]any{}}
+	srv := sdk.NewServer(&sdk.Implementation{Name: "test-billing", Version: "1"}, nil)
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"customer": map[string]any{"type": "string"}, "amount": map[string]any{"type": "number"},
+		"memo": map[string]any{"type": "string"}}}
+	yes := true
+	for _, name := range []string{"charge", "refund", "payout"} {
+		srv.AddTool(&sdk.Tool{Name: name, InputSchema: schema, Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes}}, b.tool(name))
+	}
+	srv.AddTool(&sdk.Tool{Name: "delete_customer", InputSchema: schema}, b.tool("delete_customer")) // says nothing: destructive
+	srv.AddTool(&sdk.Tool{Name: "get_customer", InputSchema: schema, Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}}, b.tool("get_customer"))
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	return b, hs.URL
+}
+
+func (b *billing) tool(name string) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var args map[string]any
+		_ = json.Unmarshal(req.Params.Arguments, &args)
+		b.mu.Lock()
+		b.runs[name] = append(b.runs[name], args)
+		n, hang := len(b.runs[name]), b.hang
+		b.mu.Unlock()
+		if hang != nil {
+			select {
+			case <-hang:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{
+			Text: fmt.Sprintf("%s #%d for %v: %v", name, n, args["customer"], args["amount"])}}}, nil
+	}
+}
+
+func (b *billing) count(tool string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.runs[tool])
+}
+
+func (b *billing) last(tool string) map[string]any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.runs[tool][len(b.runs[tool])-1]
+}
+
+func (b *billing) setHang(on bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if on {
+		b.hang = make(chan struct{})
+	} else if b.hang != nil {
+		close(b.hang)
+		b.hang = nil
+	}
+}
+
+// mcpDesk is a Handoff server with the MCP cards, people who sign in
+// through a real OIDC provider, and a workflow token for `handoff mcp`.
+type mcpDesk struct {
+	*server
+	idp      *oidctest.Provider
+	operator oidctest.Person
+	approver oidctest.Person
+	mcpToken string
+}
+
+func startMCPDesk(t *testing.T) *mcpDesk {
+	idp := oidctest.Start(t)
+	s := startServer(t, "HANDOFF_CARDS=testdata/mcp/cards.yaml", "HANDOFF_OIDC_ISSUER="+idp.Issuer(),
+		"HANDOFF_OIDC_CLIENT_ID="+idp.ClientID, "HANDOFF_OIDC_CLIENT_SECRET="+idp.ClientSecret,
+		"HANDOFF_ROLE_MAP=ops=operator,leads=approver")
+	return &mcpDesk{server: s, idp: idp, mcpToken: s.createToken(t, "agents", "mcp-gateway"),
+		operator: oidctest.Person{Subject: "u-olga", Email: "olga@example.com", Name: "Olga", Groups: []string{"ops"}},
+		approver: oidctest.Person{Subject: "u-abe", Email: "abe@example.com", Name: "Abe", Groups: []string{"leads"}}}
+}
+
+// billingConfig guards charge and refund (a short lease, so a lost
+// `handoff mcp` is noticed quickly) and payout (approval), in front of url.
+func (d *mcpDesk) billingConfig(t *testing.T, url string) string {
+	file := filepath.Join(t.TempDir(), "mcp.yaml")
+	cfg := fmt.Sprintf(`handoff: {url: %q, token_env: HANDOFF_MCP_TOKEN}
+upstreams:
+  - name: billing
+    url: %q
+    tools:
+      - {name: charge, type: billing.charge, key: {from: [customer, memo]}, content: [customer, amount, memo], timeout: 1s}
+      - {name: refund, type: billing.charge, key: {from: [customer, memo]}, content: [customer, amount, memo], timeout: 1m}
+      - {name: payout, type: billing.payout, key: {from: [customer, memo]}, content: [customer, amount, memo]}
+`, d.URL, url+"/")
+	if err := os.WriteFile(file, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// agent is an MCP client session with a `handoff mcp` process over stdio.
+type agent struct {
+	sess *sdk.ClientSession
+	cmd  *exec.Cmd
+	logs *syncBuffer
+}
+
+func (d *mcpDesk) startAgent(t *testing.T, config string) *agent {
+	cmd := exec.Command(handoffBinary(t), "mcp", config)
+	cmd.Env = append(os.Environ(), "HANDOFF_MCP_TOKEN="+d.mcpToken)
+	logs := &syncBuffer{}
+	cmd.Stderr = logs
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sess, err := sdk.NewClient(&sdk.Implementation{Name: "e2e-agent", Version: "1.0"}, nil).
+		Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect to handoff mcp: %v\n%s", err, logs.String())
+	}
+	a := &agent{sess: sess, cmd: cmd, logs: logs}
+	t.Cleanup(func() {
+		_ = sess.Close()
+		if t.Failed() {
+			t.Logf("handoff mcp log:\n%s", logs.String())
+		}
+	})
+	return a
+}
+
+func (a *agent) call(t *testing.T, tool string, args map[string]any) *sdk.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := a.sess.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", tool, err)
+	}
+	return res
+}
+
+func resultText(r *sdk.CallToolResult) string {
+	var parts []string
+	for _, c := range r.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func handoffMeta(r *sdk.CallToolResult) map[string]any {
+	m, _ := r.Meta["handoff"].(map[string]any)
+	return m
+}
+
+// operation reads an operation as the workflow token sees it.
+func (d *mcpDesk) operation(t *testing.T, id string) map[string]any {
+	t.Helper()
+	r := d.call(t, d.mcpToken, "GET", "/v1/operations/"+id, nil)
+	if r.Status != 200 {
+		t.Fatalf("get %s: %d %s", id, r.Status, r.Raw)
+	}
+	return r.Body
+}
+
+// waitState polls until the operation is in state.
+func (d *mcpDesk) waitState(t *testing.T, id, state string) map[string]any {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		op := d.operation(t, id)
+		if str(op, "state") == state {
+			return op
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("operation %s is %s, not %s", id, str(op, "state"), state)
+		}
+	}
+}
+
+// TestMCP_TimeoutLandsOnTheDesk: an upstream that does the work and then
+// hangs past the tool's timeout leaves an unknown outcome on the desk; the
+// agent's retry does not execute again; a person's "confirm executed" makes
+// the next call return that result.
+func TestMCP_TimeoutLandsOnTheDesk(t *testing.T) {
+	d := startMCPDesk(t)
+	b, url := startBilling(t)
+	a := d.startAgent(t, d.billingConfig(t, url))
+	args := map[string]any{"customer": "cus_7", "amount": 40, "memo": "invoice 2026-11"}
+
+	b.setHang(true)
+	first := a.call(t, "charge", args)
+	b.setHang(false)
+	m := handoffMeta(first)
+	if !first.IsError || m["state"] != "unknown_outcome" || !strings.Contains(resultText(first), "Do NOT retry this under a new key") ||
+		!strings.Contains(resultText(first), d.URL+"/desk/operations/"+fmt.Sprint(m["operation"])) {
+		t.Fatalf("a timed-out call should be an error result handing it to a person, with the desk URL: %s %v", resultText(first), m)
+	}
+	id := fmt.Sprint(m["operation"])
+	if strings.Contains(fmt.Sprint(m["key"]), "cus_7") || strings.Contains(fmt.Sprint(m["key"]), "invoice") {
+		t.Fatalf("the key carries raw argument values: %v", m["key"])
+	}
+	op := d.operation(t, id)
+	if str(op, "state") != "unknown_outcome" || b.count("charge") != 1 {
+		t.Fatalf("after the timeout: state %s, executions %d", str(op, "state"), b.count("charge"))
+	}
+
+	again := a.call(t, "charge", args)
+	if !again.IsError || handoffMeta(again)["state"] != "unknown_outcome" || b.count("charge") != 1 {
+		t.Fatalf("the retry: %s, executions %d", resultText(again), b.count("charge"))
+	}
+
+	// The timeline names the agent and the upstream tool.
+	tl := d.call(t, d.mcpToken, "GET", "/v1/operations/"+id+"/timeline", nil)
+	if !strings.Contains(string(tl.Raw), `"worker":"mcp e2e-agent/1.0 via billing/charge"`) {
+		t.Fatalf("the timeline does not name the MCP client and tool: %s", tl.Raw)
+	}
+
+	confirm := d.call(t, d.idp.IDToken(t, d.operator), "POST", "/v1/operations/"+id+"/resolve", map[string]any{
+		"action": "confirm_executed", "reason": "the charge is in the billing console", "expected_version": num(op, "version"),
+		"result": map[string]any{"ref": "ch_9001"}})
+	if confirm.Status != 200 || str(confirm.Body, "state") != "completed" {
+		t.Fatalf("confirm executed: %d %s", confirm.Status, confirm.Raw)
+	}
+	after := a.call(t, "charge", args)
+	if after.IsError || handoffMeta(after)["replayed"] != true || !strings.Contains(resultText(after), "ch_9001") || b.count("charge") != 1 {
+		t.Fatalf("after the person confirmed: %v %s %v, executions %d", after.IsError, resultText(after), handoffMeta(after), b.count("charge"))
+	}
+}
+
+// TestMCP_KilledMidCall: `handoff mcp` killed with SIGKILL while the
+// upstream works, and started again: the agent's retry does not execute a
+// second time — first it hears the call is still running, then that a
+// person reconciles it.
+func TestMCP_KilledMidCall(t *testing.T) {
+	d := startMCPDesk(t)
+	b, url := startBilling(t)
+	cfg := d.billingConfig(t, url)
+	a := d.startAgent(t, cfg)
+	args := map[string]any{"customer": "cus_8", "amount": 15, "memo": "refund 77"}
+
+	b.setHang(true)
+	defer b.setHang(false)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_, _ = a.sess.CallTool(ctx, &sdk.CallToolParams{Name: "refund", Arguments: args}) // dies with the process
+	}()
+	for deadline := time.Now().Add(10 * time.Second); b.count("refund") == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the upstream was never called")
+		}
+	}
+	if err := a.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.cmd.Wait()
+
+	b2 := d.startAgent(t, cfg)
+	retry := b2.call(t, "refund", args)
+	m := handoffMeta(retry)
+	if !retry.IsError || b.count("refund") != 1 {
+		t.Fatalf("the retry after the crash: %s, executions %d", resultText(retry), b.count("refund"))
+	}
+	if m["reason"] == "in_progress" && !strings.Contains(resultText(retry), "already running") {
+		t.Fatalf("while the dead lease lasts the agent should hear it is running: %s", resultText(retry))
+	}
+	id := fmt.Sprint(m["operation"])
+	d.waitState(t, id, "unknown_outcome") // the lease expired in action_pending
+	late := b2.call(t, "refund", args)
+	if !late.IsError || handoffMeta(late)["state"] != "unknown_outcome" || b.count("refund") != 1 {
+		t.Fatalf("the retry after the lease expired: %s, executions %d", resultText(late), b.count("refund"))
+	}
+}
+
+// TestMCP_ApprovalRunsTheApprovedSnapshot: a payout needs a person's
+// approval; the agent's next call sends another amount, and what runs is
+// the approved one — and the agent is told.
+func TestMCP_ApprovalRunsTheApprovedSnapshot(t *testing.T) {
+	d := startMCPDesk(t)
+	b, url := startBilling(t)
+	a := d.startAgent(t, d.billingConfig(t, url))
+
+	first := a.call(t, "payout", map[string]any{"customer": "cus_9", "amount": 100, "memo": "bonus"})
+	m := handoffMeta(first)
+	if !first.IsError || m["approval_pending"] != true || !strings.Contains(resultText(first), "Approval pending") || b.count("payout") != 0 {
+		t.Fatalf("first call: %s %v, executions %d", resultText(first), m, b.count("payout"))
+	}
+	id := fmt.Sprint(m["operation"])
+	op := d.operation(t, id)
+	approve := d.call(t, d.idp.IDToken(t, d.approver), "POST", "/v1/operations/"+id+"/approve", map[string]any{
+		"content_version": 1, "reason": "bonus agreed with finance", "expected_version": num(op, "version")})
+	if approve.Status != 200 {
+		t.Fatalf("approve: %d %s", approve.Status, approve.Raw)
+	}
+
+	next := a.call(t, "payout", map[string]any{"customer": "cus_9", "amount": 250, "memo": "bonus"})
+	m = handoffMeta(next)
+	if next.IsError || m["approved_snapshot"] != true || !strings.Contains(resultText(next), "approved snapshot") {
+		t.Fatalf("the call after approval: %v %s %v", next.IsError, resultText(next), m)
+	}
+	if b.count("payout") != 1 || fmt.Sprint(b.last("payout")["amount"]) != "100" {
+		t.Fatalf("the upstream ran %d times, last with %v; want once with the approved amount 100", b.count("payout"), b.last("payout"))
+	}
+	if str(d.operation(t, id), "state") != "completed" {
+		t.Fatalf("state %s", str(d.operation(t, id), "state"))
+	}
+}
+
+// TestMCP_CheckNamesFileToolAndField: a bad configuration is refused by
+// `handoff mcp check` with where the mistake is.
+func TestMCP_CheckNamesFileToolAndField(t *testing.T) {
+	bin := handoffBinary(t)
+	file := filepath.Join(t.TempDir(), "bad.yaml")
+	_ = os.WriteFile(file, []byte(`handoff: {url: "http://127.0.0.1:1"}
+upstreams:
+  - name: crm
+    url: http://127.0.0.1:1/mcp
+    tools:
+      - {name: create_task, type: crm.task.create, key: {from: [account]}, content: [account, title], on_error: maybe}
+`), 0o600)
+	out, err := exec.Command(bin, "mcp", "check", file).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), file) || !strings.Contains(string(out), `tool "create_task"`) ||
+		!strings.Contains(string(out), "on_error") {
+		t.Fatalf("check of a bad file: %v\n%s", err, out)
+	}
+	_ = os.WriteFile(file, []byte(`handoff: {url: "http://127.0.0.1:1"}
+upstreams:
+  - name: crm
+    url: http://127.0.0.1:1/mcp
+    tools:
+      - {name: create_task, type: crm.task.create, key: {from: [account]}, content: [account, title]}
+`), 0o600)
+	if out, err := exec.Command(bin, "mcp", "check", file).CombinedOutput(); err != nil || !strings.Contains(string(out), "ok    create_task → crm.task.create") {
+		t.Fatalf("check of a good file: %v\n%s", err, out)
+	}
+}
+
+// TestMCP_RefusesAnUnreachableUpstream: `handoff mcp` does not start in
+// front of an upstream it cannot reach, and says which.
+func TestMCP_RefusesAnUnreachableUpstream(t *testing.T) {
+	d := startMCPDesk(t)
+	_, url := startBilling(t)
+	file := filepath.Join(t.TempDir(), "mcp.yaml")
+	_ = os.WriteFile(file, []byte(fmt.Sprintf(`handoff: {url: %q, token_env: HANDOFF_MCP_TOKEN}
+upstreams:
+  - {name: billing, url: %q}
+  - {name: crm, url: "http://%s/mcp"}
+`, d.URL, url, freeAddr(t, "127.0.0.1"))), 0o600)
+	cmd := exec.Command(handoffBinary(t), "mcp", file)
+	cmd.Env = append(os.Environ(), "HANDOFF_MCP_TOKEN="+d.mcpToken)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `upstream "crm"`) || !strings.Contains(string(out), "unreachable") {
+		t.Fatalf("start with an unreachable upstream: %v\n%s", err, out)
+	}
+}
