@@ -27,7 +27,7 @@ type call struct {
 	key  string
 	sent map[string]json.RawMessage // the content this call carries
 
-	executed *sdk.CallToolResult       // the upstream's answer, when this call ran it
+	executed *sdk.CallToolResult        // the upstream's answer, when this call ran it
 	snapshot map[string]json.RawMessage // the content that ran: the claimed, approved snapshot
 	version  int                        // its content version
 	failure  string                     // why the upstream call gave no answer
