@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -97,15 +96,15 @@ func differs(t *ToolConfig, sent, snapshot map[string]json.RawMessage) []string 
 }
 
 // canonical decodes a JSON value so that re-encoding it is independent of
-// the sender's spacing and key order (encoding/json sorts map keys).
+// the sender's spacing and key order (encoding/json sorts map keys). Numbers
+// are IEEE doubles, as in the ledger's canonical JSON (RFC 8785): 100 and
+// 100.0 are one value.
 func canonical(raw json.RawMessage) (any, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber() // large integers keep every digit
 	var v any
-	err := dec.Decode(&v)
+	err := json.Unmarshal(raw, &v)
 	return v, err
 }
 
