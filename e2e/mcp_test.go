@@ -282,7 +282,7 @@ func TestMCP_KilledMidCall(t *testing.T) {
 	if err := a.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_ = a.cmd.Wait()
+	_ = a.sess.Wait() // the SDK reaps the process once its output ends
 
 	b2 := d.startAgent(t, cfg)
 	retry := b2.call(t, "refund", args)
@@ -380,5 +380,70 @@ upstreams:
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), `upstream "crm"`) || !strings.Contains(string(out), "unreachable") {
 		t.Fatalf("start with an unreachable upstream: %v\n%s", err, out)
+	}
+}
+
+// TestMCP_RunningElsewhereThenReplayed: while one call runs, the same call
+// from a second agent hears "already running" with when to retry; after it
+// completed, the same call gets the stored result.
+func TestMCP_RunningElsewhereThenReplayed(t *testing.T) {
+	d := startMCPDesk(t)
+	b, url := startBilling(t)
+	cfg := d.billingConfig(t, url)
+	a1, a2 := d.startAgent(t, cfg), d.startAgent(t, cfg)
+	args := map[string]any{"customer": "cus_3", "amount": 5, "memo": "top-up"}
+
+	b.setHang(true)
+	done := make(chan *sdk.CallToolResult)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := a1.sess.CallTool(ctx, &sdk.CallToolParams{Name: "refund", Arguments: args})
+		if err != nil {
+			res = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}
+		}
+		done <- res
+	}()
+	for deadline := time.Now().Add(10 * time.Second); b.count("refund") == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the upstream was never called")
+		}
+	}
+	busy := a2.call(t, "refund", args)
+	if m := handoffMeta(busy); !busy.IsError || m["reason"] != "in_progress" || !strings.Contains(resultText(busy), "already running") ||
+		fmt.Sprint(m["retry_after_seconds"]) == "" {
+		t.Fatalf("the same call while it runs: %s %v", resultText(busy), m)
+	}
+	b.setHang(false)
+	if first := <-done; first.IsError || handoffMeta(first)["state"] != "completed" {
+		t.Fatalf("the running call: %s %v", resultText(first), handoffMeta(first))
+	}
+	replay := a2.call(t, "refund", args)
+	if replay.IsError || handoffMeta(replay)["replayed"] != true || !strings.Contains(resultText(replay), "refund #1 for cus_3") || b.count("refund") != 1 {
+		t.Fatalf("the same call afterwards: %s %v, executions %d", resultText(replay), handoffMeta(replay), b.count("refund"))
+	}
+}
+
+// TestMCP_NotExecutedThenRetryRuns: after a person confirms an unknown
+// call did not happen and chooses retry, the agent's next call executes.
+func TestMCP_NotExecutedThenRetryRuns(t *testing.T) {
+	d := startMCPDesk(t)
+	b, url := startBilling(t)
+	a := d.startAgent(t, d.billingConfig(t, url))
+	args := map[string]any{"customer": "cus_4", "amount": 9, "memo": "fee"}
+
+	b.setHang(true)
+	first := a.call(t, "charge", args)
+	b.setHang(false)
+	id := fmt.Sprint(handoffMeta(first)["operation"])
+	op := d.waitState(t, id, "unknown_outcome")
+	r := d.call(t, d.idp.IDToken(t, d.operator), "POST", "/v1/operations/"+id+"/resolve", map[string]any{
+		"action": "confirm_not_executed", "then": "retry", "reason": "no such charge in the console", "expected_version": num(op, "version")})
+	if r.Status != 200 {
+		t.Fatalf("confirm not executed: %d %s", r.Status, r.Raw)
+	}
+	next := a.call(t, "charge", args)
+	if next.IsError || handoffMeta(next)["replayed"] != false || b.count("charge") != 2 || str(d.operation(t, id), "state") != "completed" {
+		t.Fatalf("the call after 'not executed, retry': %s %v, executions %d", resultText(next), handoffMeta(next), b.count("charge"))
 	}
 }
