@@ -36,8 +36,9 @@ type agentAnswer struct {
 
 type agentRun struct {
 	Tools []struct {
-		Name        string `json:"name"`
-		Description string `json:"description"`
+		Name        string         `json:"name"`
+		Description string         `json:"description"`
+		Annotations map[string]any `json:"annotations"`
 	} `json:"tools"`
 	List, First, Second, Other, Move agentAnswer
 	AfterSecond                      string `json:"after_second"`
@@ -128,6 +129,9 @@ func checkAgentRun(t *testing.T, d *mcpDesk, dir string, cmd *exec.Cmd) {
 	descriptions := map[string]string{}
 	for _, tool := range run.Tools {
 		descriptions[tool.Name] = tool.Description
+		if tool.Name == "write_file" && tool.Annotations["destructiveHint"] != true {
+			t.Errorf("tools/list should keep the upstream's annotations: %v", tool.Annotations)
+		}
 	}
 	if !strings.HasPrefix(descriptions["write_file"], "[Guarded by Handoff as fs.file.write") ||
 		!strings.HasPrefix(descriptions["move_file"], "[Refused by Handoff") || strings.HasPrefix(descriptions["list_directory"], "[") {

@@ -26,6 +26,7 @@ type billing struct {
 	mu   sync.Mutex
 	runs map[string][]map[string]any // per tool, the arguments it executed with
 	hang chan struct{}               // while set, a call blocks after its work until it is closed
+	http *httptest.Server
 }
 
 func startBilling(t *testing.T) (*billing, string) {
@@ -42,6 +43,7 @@ func startBilling(t *testing.T) (*billing, string) {
 	srv.AddTool(&sdk.Tool{Name: "get_customer", InputSchema: schema, Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}}, b.tool("get_customer"))
 	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	t.Cleanup(hs.Close)
+	b.http = hs
 	return b, hs.URL
 }
 
@@ -53,6 +55,9 @@ func (b *billing) tool(name string) sdk.ToolHandler {
 		b.runs[name] = append(b.runs[name], args)
 		n, hang := len(b.runs[name]), b.hang
 		b.mu.Unlock()
+		if args["customer"] == "cus_invalid" {
+			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "invalid customer: cus_invalid is closed"}}}, nil
+		}
 		if hang != nil {
 			select {
 			case <-hang:
@@ -118,7 +123,8 @@ upstreams:
     url: %q
     tools:
       - {name: charge, type: billing.charge, key: {from: [customer, memo]}, content: [customer, amount, memo], timeout: 1s}
-      - {name: refund, type: billing.charge, key: {from: [customer, memo]}, content: [customer, amount, memo], timeout: 1m}
+      - {name: refund, type: billing.charge, key: {from: [customer, memo]}, content: [customer, amount, memo], timeout: 1m,
+          errors: [{match: "^invalid", class: validation}]}
       - {name: payout, type: billing.payout, key: {from: [customer, memo]}, content: [customer, amount, memo]}
 `, d.URL, url+"/")
 	if err := os.WriteFile(file, []byte(cfg), 0o600); err != nil {
@@ -445,5 +451,49 @@ func TestMCP_NotExecutedThenRetryRuns(t *testing.T) {
 	next := a.call(t, "charge", args)
 	if next.IsError || handoffMeta(next)["replayed"] != false || b.count("charge") != 2 || str(d.operation(t, id), "state") != "completed" {
 		t.Fatalf("the call after 'not executed, retry': %s %v, executions %d", resultText(next), handoffMeta(next), b.count("charge"))
+	}
+}
+
+// TestMCP_ErrorResultsFollowTheCard: an upstream error result is classified
+// by the configuration's rules and settled by the card — a validation error
+// is terminal — and the agent gets the upstream's text with the hand-off.
+// A lost upstream connection after begin is an unknown outcome, and the
+// next call reaches the upstream again.
+func TestMCP_ErrorResultsFollowTheCard(t *testing.T) {
+	d := startMCPDesk(t)
+	b, url := startBilling(t)
+	a := d.startAgent(t, d.billingConfig(t, url))
+
+	bad := a.call(t, "refund", map[string]any{"customer": "cus_invalid", "amount": 1, "memo": "x"})
+	m := handoffMeta(bad)
+	if !bad.IsError || m["state"] != "failed_terminal" || !strings.Contains(resultText(bad), "invalid customer") ||
+		!strings.Contains(resultText(bad), "A person is reconciling it") {
+		t.Fatalf("a validation error result: %s %v", resultText(bad), m)
+	}
+	if op := d.operation(t, fmt.Sprint(m["operation"])); str(op, "last_error", "class") != "validation" {
+		t.Fatalf("last_error: %v", op["last_error"])
+	}
+
+	unlisted := a.call(t, "delete_customer", map[string]any{"customer": "cus_1"})
+	if !unlisted.IsError || !strings.Contains(resultText(unlisted), "not made") || b.count("delete_customer") != 0 {
+		t.Fatalf("an unlisted tool whose annotations say nothing: %s, executions %d", resultText(unlisted), b.count("delete_customer"))
+	}
+	if read := a.call(t, "get_customer", map[string]any{"customer": "cus_1"}); read.IsError || b.count("get_customer") != 1 || handoffMeta(read) != nil {
+		t.Fatalf("a read-only tool should pass through untouched: %s", resultText(read))
+	}
+
+	b.setHang(true)
+	go func() {
+		for deadline := time.Now().Add(10 * time.Second); b.count("refund") < 2 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		}
+		b.http.CloseClientConnections() // the upstream's connection drops after it did the work
+	}()
+	lost := a.call(t, "refund", map[string]any{"customer": "cus_2", "amount": 3, "memo": "y"})
+	b.setHang(false)
+	if m := handoffMeta(lost); !lost.IsError || m["state"] != "unknown_outcome" || b.count("refund") != 2 {
+		t.Fatalf("a lost upstream connection after begin: %s %v, executions %d", resultText(lost), m, b.count("refund"))
+	}
+	if read := a.call(t, "get_customer", map[string]any{"customer": "cus_1"}); read.IsError || b.count("get_customer") != 2 {
+		t.Fatalf("after a lost connection the next call should reach the upstream again: %s", resultText(read))
 	}
 }
