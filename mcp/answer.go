@@ -89,6 +89,13 @@ func (p *Proxy) completed(c *call, op client.Operation, meta map[string]any) *sd
 			Text: fmt.Sprintf("This call already happened: a person confirmed that operation %s executed (reference %s).%s", op.ID, ref, data)}}}
 		meta["confirmed_by_person"] = true
 	}
+	if c.r.tool.OutputSchema != nil && res.StructuredContent == nil {
+		// The tool promises structured output that this replay cannot give:
+		// an error result keeps clients that check it from failing — and the
+		// text still says it happened, so the agent does not call again.
+		res.IsError = true
+		res.Content = append(res.Content, &sdk.TextContent{Text: "Its structured result is not stored; do not call the tool again for it."})
+	}
 	res.Meta = mergeMeta(res.Meta, meta)
 	return res
 }

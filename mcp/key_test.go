@@ -89,3 +89,17 @@ func TestMayPass(t *testing.T) {
 		}
 	}
 }
+
+func TestStored_CutsLargeResults(t *testing.T) {
+	small := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}, StructuredContent: map[string]any{"id": "t_1"}}
+	data, ref := stored(small)
+	var s storedResult
+	if err := json.Unmarshal(data, &s); err != nil || s.Truncated || !strings.Contains(string(s.Result), `"t_1"`) || !strings.HasPrefix(ref, "mcp-result:") {
+		t.Fatalf("a small result is stored whole: %s %s %v", data, ref, err)
+	}
+	big := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("é", maxStoredResult)}}}
+	data, _ = stored(big)
+	if err := json.Unmarshal(data, &s); err != nil || !s.Truncated || len(data) > maxStoredResult {
+		t.Fatalf("a large result is cut below %d bytes: %d bytes, truncated %v, %v", maxStoredResult, len(data), s.Truncated, err)
+	}
+}
