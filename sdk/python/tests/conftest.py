@@ -16,20 +16,26 @@ REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def _build(var, out, pkg):
+_BIN_DIR = tempfile.TemporaryDirectory()  # built once per session, removed at exit
+_BUILT = {}
+
+
+def _build(var, name, pkg):
     if os.environ.get(var):
         return os.environ[var]
-    subprocess.run(["go", "build", "-o", out, pkg], cwd=REPO, check=True)
-    return out
+    if pkg not in _BUILT:
+        out = os.path.join(_BIN_DIR.name, name)
+        subprocess.run(["go", "build", "-o", out, pkg], cwd=REPO, check=True)
+        _BUILT[pkg] = out
+    return _BUILT[pkg]
 
 
-@pytest.fixture(scope="session")
-def env():
+def _start(cards):
     with tempfile.TemporaryDirectory() as tmp:
-        handoff = _build("HANDOFF_BIN", os.path.join(tmp, "handoff"), "./cmd/handoff")
-        env_bin = _build("HANDOFF_CONFORMANCE_ENV", os.path.join(tmp, "conformance-env"), "./sdk/conformance/env")
+        handoff = _build("HANDOFF_BIN", "handoff", "./cmd/handoff")
+        env_bin = _build("HANDOFF_CONFORMANCE_ENV", "conformance-env", "./sdk/conformance/env")
         log = open(os.path.join(tmp, "env.log"), "w+")
-        proc = subprocess.Popen([env_bin, "-handoff", handoff, "-cards", str(REPO / "sdk/conformance/cards.yaml")],
+        proc = subprocess.Popen([env_bin, "-handoff", handoff, "-cards", str(cards)],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
         line = proc.stdout.readline()
         if not line:
@@ -44,5 +50,12 @@ def env():
 
 
 @pytest.fixture(scope="session")
-def scenarios():
-    return json.loads((REPO / "sdk/conformance/scenarios.json").read_text())["scenarios"]
+def env():
+    """The conformance scenarios' environment."""
+    yield from _start(REPO / "sdk/conformance/cards.yaml")
+
+
+@pytest.fixture(scope="session")
+def examples_env():
+    """An environment with the bundled example operation types, as the README's."""
+    yield from _start(REPO / "cards/examples/cards.yaml")
