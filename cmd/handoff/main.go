@@ -53,6 +53,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		cmd, args = args[0], args[1:]
 	}
+	if wantsHelp(args) {
+		// Asking for help never opens a database, binds a port or runs a
+		// migration: it prints the subcommand's lines of the usage and stops.
+		fmt.Fprint(stdout, usageOf(cmd))
+		return nil
+	}
 	cfg, err := configFromEnv(os.Getenv)
 	if err != nil {
 		return err

@@ -14,5 +14,5 @@ def create_task(ctx):
         raise handoff.ProviderError("rate_limited" if e.code == 429 else "transient", str(e.code), e.reason)
 
 content = {"owner": "u_9", "due": "2026-12-01", "title": "Call back"}
-result = client.run("evt_44:crm_task", "crm.task.create", content, create_task, event_id="evt_44")
+result = client.run("evt_60:crm_task", "crm.task.create", content, create_task, event_id="evt_60")
 print(result.ref, "(replayed: the provider was not called)" if result.replayed else "(first run)")
