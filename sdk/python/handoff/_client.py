@@ -135,9 +135,17 @@ class Client:
 
     # -- the wire ---------------------------------------------------------
 
-    def request(self, method: str, path: str, body: Optional[Mapping[str, Any]] = None) -> Tuple[int, Json]:
-        """Sends one request of the wire contract; an error answer raises a
-        HandoffError (a _Unavailable, internally, when it may be re-sent)."""
+    def request(self, method: str, path: str, body: Optional[Mapping[str, Any]] = None) -> Any:
+        """Sends one request of the wire contract and returns the decoded
+        answer; an error answer raises a HandoffError, no answer the
+        transport's error. For the calls without a method of their own."""
+        try:
+            return self._send(method, path, body)
+        except _Unavailable as u:
+            raise u.cause from None
+
+    def _send(self, method: str, path: str, body: Optional[Mapping[str, Any]] = None) -> Any:
+        """request, raising _Unavailable where the request may be re-sent."""
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.url + path, data=data, method=method)
         req.add_header("Authorization", "Bearer " + self.token)
@@ -146,7 +154,7 @@ class Client:
             req.add_header("Content-Type", "application/json")
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                return resp.status, json.loads(resp.read() or b"null")
+                return json.loads(resp.read() or b"null")
         except urllib.error.HTTPError as e:
             raw = e.read()
             try:
@@ -164,10 +172,7 @@ class Client:
             raise _Unavailable(e, None) from e
 
     def _call(self, method: str, path: str, body: Optional[Mapping[str, Any]] = None) -> Json:
-        try:
-            return self.request(method, path, body)[1]
-        except _Unavailable as u:
-            raise u.cause from None
+        return self.request(method, path, body)  # type: ignore[no-any-return]
 
     def register(self, key: str, type: str, content: Mapping[str, Any], *, event_id: Optional[str] = None,
                  source: Optional[str] = None, correlation_id: Optional[str] = None, caused_by: Optional[str] = None,
@@ -283,7 +288,7 @@ class Client:
         backoff = RETRY_FIRST
         while True:
             try:
-                return self.request("POST", path, body)[1]
+                return self._send("POST", path, body)  # type: ignore[no-any-return]
             except _Unavailable as u:
                 wait = random.uniform(0, backoff) + 0.001
                 backoff = min(2 * backoff, RETRY_MAX)

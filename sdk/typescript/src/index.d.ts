@@ -72,7 +72,7 @@ export class Client {
   }): Promise<RegisterResponse>;
   claim(id: string, options?: { worker?: string; leaseSeconds?: number }): Promise<ClaimResponse>;
   begin(id: string, leaseToken: number): Promise<Operation>;
-  heartbeat(id: string, leaseToken: number, leaseSeconds?: number): Promise<unknown>;
+  heartbeat(id: string, leaseToken: number, leaseSeconds?: number): Promise<Operation>;
   settle(id: string, leaseToken: number, outcome: SettleRequest["outcome"],
     body?: { result?: SettleRequest["result"]; error?: SettleRequest["error"] }): Promise<Operation>;
   get(id: string): Promise<Operation>;
@@ -80,7 +80,8 @@ export class Client {
   reconcile(id: string, found: boolean, body?: { result?: ReconcileRequest["result"]; evidence?: ReconcileRequest["evidence"] }): Promise<Operation>;
   events(eventId: string, actions: EventRequest["actions"], options?: { source?: string; correlationId?: string }): Promise<Event>;
   event(eventId: string): Promise<Event>;
-  /** One request of the wire contract; an error answer rejects with a HandoffError. */
+  /** One request of the wire contract, for the calls without a method of their own;
+   * an error answer rejects with a HandoffError, no answer with fetch's error. */
   request(method: string, path: string, body?: unknown): Promise<unknown>;
 }
 

@@ -68,8 +68,19 @@ export class Client {
     this.fetch = fetch;
   }
 
-  /** One request of the wire contract; an error answer throws a HandoffError. */
+  /** One request of the wire contract, for the calls without a method of
+   * their own; an error answer rejects with a HandoffError, no answer with
+   * fetch's error. */
   async request(method, path, body) {
+    try {
+      return await this.#send(method, path, body);
+    } catch (err) {
+      throw err instanceof Unavailable ? err.cause : err;
+    }
+  }
+
+  /** request, rejecting with Unavailable where the request may be re-sent. */
+  async #send(method, path, body) {
     let resp;
     try {
       resp = await this.fetch(this.url + path, {
@@ -105,13 +116,7 @@ export class Client {
     return text ? JSON.parse(text) : null;
   }
 
-  async call(method, path, body) {
-    try {
-      return await this.request(method, path, body);
-    } catch (err) {
-      throw err instanceof Unavailable ? err.cause : err;
-    }
-  }
+  call(method, path, body) { return this.request(method, path, body); }
 
   /** POST /v1/operations; with claim ({worker, lease_seconds}) the answer carries the claim or claim_refused. */
   register(key, type, content, { eventId, source, correlationId, causedBy, claim } = {}) {
@@ -206,7 +211,7 @@ export class Client {
     let backoff = RETRY_FIRST;
     for (;;) {
       try {
-        return await this.request("POST", path, body);
+        return await this.#send("POST", path, body);
       } catch (err) {
         if (!(err instanceof Unavailable)) throw err;
         let wait = Math.random() * backoff + 1;
