@@ -21,8 +21,9 @@ import (
 // Every replica may run it at once: rows are chosen under FOR UPDATE SKIP
 // LOCKED on PostgreSQL (SQLite has one writer), and only rows with content
 // left are chosen. A decision that loaded the operation before the purge
-// and wrote it after (a note on a completed operation) writes the content
-// back; the next run purges it again and keeps the first purge time.
+// and writes it after (a supersede link, a note on a completed operation)
+// writes only the columns it changed, never the content it loaded
+// (applyTx), so the purge stays.
 func (s *Store) PurgeContent(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	var final []string
 	for _, st := range domain.States {
