@@ -222,10 +222,7 @@ func recordReceipt(ctx context.Context, s *store.Store, rec drill.Receipt, raw [
 	if rec.RanBy != "" {
 		actor.Name = rec.RanBy
 	}
-	e := domain.SystemEvent(ctx, &domain.IDSource{}, time.Now(), actor, "drill_recorded", "",
-		map[string]any{"receipt_id": rec.ID, "type": rec.Type, "card_version": rec.Card.Version, "card_sha256": rec.Card.SHA256,
-			"verdict": rec.Verdict, "sha256": dr.SHA256})
-	_, err := s.SaveDrill(ctx, dr, raw, e)
+	_, err := s.SaveDrill(ctx, dr, raw, domain.DrillRecordedEvent(ctx, &domain.IDSource{}, time.Now(), actor, dr))
 	return err
 }
 

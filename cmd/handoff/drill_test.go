@@ -334,6 +334,11 @@ func TestDrillCommand_VerifyDetectsAnEditedReceipt(t *testing.T) {
 	if err := run(ctx, []string{"drill", "verify", files[0]}, &out, &errOut); err != nil || !strings.Contains(out.String(), "verified") {
 		t.Fatalf("verify: %v %s", err, out.String())
 	}
+	// The stored receipt matches the hash the audit trail chained for it.
+	out.Reset()
+	if err := run(ctx, []string{"audit", "verify", "--db"}, &out, &errOut); err != nil || !strings.HasPrefix(out.String(), "ok") {
+		t.Fatalf("audit verify --db after a drill: %v\n%s", err, out.String())
+	}
 	// Someone turns a case's verdict around in the file.
 	edited := strings.Replace(string(raw), `"executions": 1`, `"executions": 0`, 1)
 	if edited == string(raw) {
