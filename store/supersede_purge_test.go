@@ -80,3 +80,75 @@ func TestSupersede_racingPurgeKeepsContentPurged(t *testing.T) {
 		t.Fatalf("audit trail: %+v %v", rep, err)
 	}
 }
+
+// TestGroupCommit_staleNoteKeepsResultDataPurged: a note decided on a
+// completed operation before its content was purged shares a multi-row
+// statement with three settles that write result data. The statement
+// writes the union of its changes' columns, so the note's row sends its
+// result data as it was decided on; it must not bring the purged data back.
+func TestGroupCommit_staleNoteKeepsResultDataPurged(t *testing.T) {
+	needPostgres(t)
+	ctx := context.Background()
+	s := storetest.New(t)
+	l := domain.NewLedger(s, testCards())
+	settle := func(id string) domain.Settle {
+		return domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeCompleted,
+			Result: &domain.Result{Ref: "crm_" + id, Data: json.RawMessage(`{"owner":"ada@example.com"}`)}}
+	}
+	begun := func(key string) domain.Operation {
+		op := registerClaimed(t, l, key)
+		if _, err := l.Begin(ctx, wf, op.ID, domain.Begin{LeaseToken: 1}); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := s.Load(ctx, "", op.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	done := begun("evt_done:task")
+	if _, err := l.Settle(ctx, wf, done.ID, settle(done.ID)); err != nil {
+		t.Fatal(err)
+	}
+	stale, _, err := s.Load(ctx, "", done.ID)
+	if err != nil || stale.Result == nil || len(stale.Result.Data) == 0 {
+		t.Fatalf("completed: %+v %v", stale.Result, err)
+	}
+	if n, err := s.PurgeContent(ctx, time.Now().Add(time.Hour), 10); err != nil || n != 1 {
+		t.Fatalf("purge: %d %v", n, err)
+	}
+	ids := &domain.IDSource{}
+	env := func(actor domain.Actor) domain.Env {
+		return domain.Env{Card: testCards()["crm.task.create"], Now: time.Now().UTC().Truncate(time.Microsecond),
+			Actor: actor, NewID: ids.New, Jitter: func() float64 { return 0 }}
+	}
+	note, err := domain.Decide(stale, domain.Note{Text: "checked with the customer"}, env(approver))
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := []domain.Change{note}
+	for i := range 3 {
+		op := begun(fmt.Sprintf("evt_%d:task", i))
+		ch, err := domain.Decide(op, settle(op.ID), env(wf))
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, ch)
+	}
+	if got := store.MultiRow(batch, false); len(got) != 1 || got[0] != len(batch) {
+		t.Fatalf("the flush is sent as %v, not as one multi-row statement", got)
+	}
+	written, errs := store.ApplyTogether(s, batch)
+	for i := range batch {
+		if !written[i] || errs[i] != nil {
+			t.Fatalf("change %d: written %v, %v", i, written[i], errs[i])
+		}
+	}
+	got, _, err := s.Load(ctx, "", done.ID)
+	if err != nil || got.Version != note.Op.Version || got.Result == nil || got.Result.Ref != "crm_"+done.ID {
+		t.Fatalf("after the note: %+v %v", got, err)
+	}
+	if len(got.Result.Data) != 0 || len(got.Content) != 0 {
+		t.Fatalf("the stale note wrote purged data back: result data %s, content %s", got.Result.Data, got.Content)
+	}
+}
