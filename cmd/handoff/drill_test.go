@@ -480,6 +480,11 @@ func TestDrillCommand_RefusesATokenOutsideTheDrillNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errOut strings.Builder
+	// Whoever creates a drill token is told what the namespace means.
+	if err := run(ctx, []string{"token", "create", "--namespace", domain.DrillNamespace, "--name", "drill"}, &out, &errOut); err != nil ||
+		!strings.Contains(out.String(), "never notify") {
+		t.Fatalf("token create --namespace drill: %v\n%s", err, out.String())
+	}
 	for _, tok := range []string{prod, "not-a-token"} {
 		err = run(ctx, []string{"drill", "--type", "payment.charge", "--url", emb.URL, "--token", tok, "--receipts", t.TempDir()}, &out, &errOut)
 		if err == nil {
