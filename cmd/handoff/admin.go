@@ -10,6 +10,7 @@ import (
 
 	"github.com/opshandoff/handoff/auth"
 	"github.com/opshandoff/handoff/cards"
+	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/store"
 )
 
@@ -64,6 +65,9 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 		secret, tok, err := tokens.Create(ctx, ns, name)
 		if err != nil {
 			return err
+		}
+		if tok.Namespace == domain.DrillNamespace {
+			fmt.Fprintf(stdout, "namespace %s is handoff drill's: its operations never notify anyone\n", tok.Namespace)
 		}
 		fmt.Fprintf(stdout, "created token %s (%s) for namespace %s; it is shown only once:\n%s\n", tok.ID, tok.Name, tok.Namespace, secret)
 		return nil
