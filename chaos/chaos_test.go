@@ -55,7 +55,7 @@ func TestChaos_HistoriesUnderFaults(t *testing.T) {
 	for i := range 2 {
 		wg.Go(func() { w.rawClient(n+i, c.replicas[i%len(c.replicas)]) })
 	}
-	for i := range 2 {
+	for i := range 2 { // clients n+2, n+3, and n+4, n+5 for the workers that take over
 		wg.Go(func() { w.pausingWorker(n + 2 + i) })
 	}
 	wg.Wait()

@@ -178,6 +178,7 @@ func retry(f func() error) bool {
 // the lease: begin, the provider, settle. The fence must refuse it.
 func (w *workload) pausingWorker(id int) {
 	ctx := asClient(context.Background(), id)
+	freshCtx := asClient(context.Background(), id+2) // the second worker, for the history
 	rs := w.c.replicas
 	for round := 0; w.running(); round++ {
 		a, b, c := w.client(rs[round%len(rs)]), w.client(rs[(round+1)%len(rs)]), w.client(rs[(round+2)%len(rs)])
@@ -211,7 +212,7 @@ func (w *workload) pausingWorker(id int) {
 
 		var fresh client.Claim
 		for until := time.Now().Add(4 * time.Second); fresh.Lease.Token == 0 && time.Now().Before(until); time.Sleep(100 * time.Millisecond) {
-			_ = b.Call(ctx, "POST", path+"/claim", map[string]any{"worker": "fresh", "lease_seconds": leaseSecs}, &fresh)
+			_ = b.Call(freshCtx, "POST", path+"/claim", map[string]any{"worker": "fresh", "lease_seconds": leaseSecs}, &fresh)
 		}
 
 		// The paused worker wakes up.
@@ -231,10 +232,10 @@ func (w *workload) pausingWorker(id int) {
 		}
 
 		if tok := fresh.Lease.Token; tok != 0 {
-			if retry(func() error { return b.Call(ctx, "POST", path+"/begin", map[string]any{"lease_token": tok}, nil) }) {
-				res, err := w.execute(ctx, fresh.ProviderKey, key)
+			if retry(func() error { return b.Call(freshCtx, "POST", path+"/begin", map[string]any{"lease_token": tok}, nil) }) {
+				res, err := w.execute(freshCtx, fresh.ProviderKey, key)
 				body := settleBody(tok, res, err)
-				retry(func() error { return b.Call(ctx, "POST", path+"/settle", body, nil) })
+				retry(func() error { return b.Call(freshCtx, "POST", path+"/settle", body, nil) })
 			}
 		}
 	}
