@@ -64,6 +64,8 @@ func TestChaos_HistoriesUnderFaults(t *testing.T) {
 	r := check(t, c, h, sb)
 	t.Logf("%v of load: %d calls (%d lost, %d never reached a replica), %d keys, %d completed, %d provider executions",
 		loadEnded.Sub(loadBegan).Round(time.Second), r.calls, r.lost, r.refused, r.keys, r.completed, r.executions)
+	t.Logf("%d settles acknowledged, %d of them lost; %d keys executed twice or more without a recorded reason, %d re-sent for one",
+		r.acked, r.lostAcked, r.doubles, r.resent)
 	t.Logf("nemesis: %d kill -9 and restarts, %d database connections terminated, %d workers paused past their lease (%d of their calls fenced)",
 		st.kills.Load(), st.backends.Load(), w.paused.Load(), w.fenced.Load())
 	t.Logf("checked in %v; the whole run took %v", time.Since(loadEnded).Round(time.Millisecond), time.Since(began).Round(time.Second))

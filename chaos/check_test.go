@@ -17,6 +17,8 @@ import (
 // report is what the checks found, for the log and the artefacts.
 type report struct {
 	calls, lost, refused, keys, completed, executions int
+	resent, doubles                                   int // keys executed again for a recorded reason, and without one
+	acked, lostAcked                                  int // settles acknowledged, and those not visible afterwards
 	visualize                                         func(path string) error
 }
 
@@ -57,12 +59,16 @@ func check(t *testing.T, c *cluster, h *history, sb *sandbox.Sandbox) report {
 		}
 		n := sb.Executions(op.providerKey)
 		r.executions += n
+		if n > 1 && n <= 1+op.resends {
+			r.resent++
+		}
 		if n > 1+op.resends {
+			r.doubles++
 			t.Errorf("%s (%s): the provider executed %d times under %s; the ledger recorded %d safe re-sends",
 				op.key, op.typ, n, op.providerKey, op.resends)
 		}
 	}
-	acknowledgedSettles(t, calls, ops)
+	r.acked, r.lostAcked = acknowledgedSettles(t, calls, ops)
 	fencingTokens(t, db, calls, keyOf)
 	if out, err := c.cli("audit", "verify", "--db"); err != nil {
 		t.Errorf("audit verify --db: %v\n%s", err, out)
@@ -114,7 +120,7 @@ func loadOps(t *testing.T, db *sql.DB) []dbOp {
 // acknowledgedSettles: a settle answered 200 completed is completed with
 // its reference afterwards; one answered as handed to a person
 // (unknown_outcome, failed_terminal) is still there, since nobody decided.
-func acknowledgedSettles(t *testing.T, calls []call, ops []dbOp) {
+func acknowledgedSettles(t *testing.T, calls []call, ops []dbOp) (acked, lost int) {
 	byID := map[string]dbOp{}
 	for _, op := range ops {
 		byID[op.id] = op
@@ -127,13 +133,17 @@ func acknowledgedSettles(t *testing.T, calls []call, ops []dbOp) {
 		var a answer
 		_ = json.Unmarshal(cl.Response, &a)
 		op := byID[id]
+		acked++
 		switch {
 		case a.State == "completed" && (op.state != "completed" || a.Result == nil || op.ref != a.Result.Ref):
+			lost++
 			t.Errorf("%s: a settle was acknowledged completed (%s) but the operation is %s with %q", op.key, cl.Response, op.state, op.ref)
 		case (a.State == "unknown_outcome" || a.State == "failed_terminal") && op.state != a.State:
+			lost++
 			t.Errorf("%s: a settle was acknowledged %s but the operation is %s", op.key, a.State, op.state)
 		}
 	}
+	return acked, lost
 }
 
 // fencingTokens: each operation's attempts carry strictly increasing
