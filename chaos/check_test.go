@@ -225,6 +225,8 @@ func linearizable(t *testing.T, r *report, history []porcupine.Operation) {
 				describe(op.Input.(input), op.Output.(output)))
 		}
 	}
+	t.Logf("porcupine: %d calls over %d keys, %d not linearizable, %d undecided, %d not checked",
+		len(history), len(model.Partition(history)), bad, undecided, unchecked)
 	if bad > 0 {
 		t.Errorf("the history is not linearizable for %d keys:%s", bad, b.String())
 		_, info := porcupine.CheckOperationsVerbose(model, illegal, 30*time.Second)
