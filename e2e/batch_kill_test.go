@@ -78,8 +78,12 @@ func TestFaults_BatchKilledMidway(t *testing.T) {
 			WHERE o.key LIKE $1`, fmt.Sprintf("b%d-%%", round)).Scan(&applied, &untouched, &neither); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("batch %d killed after %v: %d items applied with one event, %d untouched, %d neither (the answer, if any, said %d applied)",
-			round+1, after, applied, untouched, neither, acked)
+		said := "no answer came"
+		if acked >= 0 {
+			said = fmt.Sprintf("the answer said %d applied", acked)
+		}
+		t.Logf("batch %d killed after %v: %d items applied with one event, %d untouched, %d neither (%s)",
+			round+1, after, applied, untouched, neither, said)
 		if neither != 0 || applied+untouched != n {
 			t.Errorf("batch %d: %d of %d items are neither applied once nor untouched", round+1, neither, n)
 		}
