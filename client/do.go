@@ -27,6 +27,14 @@ type Request struct {
 	// CausedBy is the key of the operation whose side effect triggered
 	// this one; Handoff refuses to run a self-trigger loop.
 	CausedBy string
+
+	// SeparateBegin sends begin as a call of its own, after the claim and
+	// just before fn: three calls instead of two. By default the claim
+	// begins at once (claim.begin), since fn is the provider call and
+	// nothing runs between them; a worker that did work of its own between
+	// claim and call would want the separate begin, so that dying during
+	// that work leaves the operation to another worker rather than unknown.
+	SeparateBegin bool
 }
 
 // ProviderError is how fn reports what the provider said, so the server can
@@ -56,11 +64,11 @@ type registerAnswer struct {
 }
 
 // Do runs the protocol around fn, the one call to the provider: register
-// the key and claim it; if it already completed, return the stored result
-// without calling fn; otherwise begin (from here a lost worker means
-// "unknown", never a silent retry), call fn with the approved content and
-// the provider key while heartbeating the lease, and settle what fn
-// returned. The answer is the operation as the server settled it — which,
+// the key and claim it, beginning in the same call (from here a lost worker
+// means "unknown", never a silent retry); if it already completed, return
+// the stored result without calling fn; otherwise call fn with the approved
+// content and the provider key while heartbeating the lease, and settle
+// what fn returned — two calls (three with Request.SeparateBegin). The answer is the operation as the server settled it — which,
 // after the retry card, may differ from what fn reported.
 func (c *Client) Do(ctx context.Context, r Request, fn func(ctx context.Context, claim Claim) (Result, error)) (Operation, error) {
 	lease := r.LeaseSeconds
@@ -72,7 +80,7 @@ func (c *Client) Do(ctx context.Context, r Request, fn func(ctx context.Context,
 		worker = "go-client"
 	}
 	body := map[string]any{"key": r.Key, "type": r.Type, "content": r.Content,
-		"claim": map[string]any{"worker": worker, "lease_seconds": lease}}
+		"claim": map[string]any{"worker": worker, "lease_seconds": lease, "begin": !r.SeparateBegin}}
 	if r.EventID != "" {
 		body["event_id"] = r.EventID
 	}
@@ -102,8 +110,10 @@ func (c *Client) Do(ctx context.Context, r Request, fn func(ctx context.Context,
 	path := "/v1/operations/" + url.PathEscape(reg.ID)
 	held := &leaseClock{}
 	held.extend(claimedAt, lease)
-	if err := c.callLeased(ctx, held, path+"/begin", map[string]any{"lease_token": claim.Lease.Token}, nil); err != nil {
-		return reg.Operation, err // nothing was sent; the lease will lapse and another worker may claim
+	if r.SeparateBegin {
+		if err := c.callLeased(ctx, held, path+"/begin", map[string]any{"lease_token": claim.Lease.Token}, nil); err != nil {
+			return reg.Operation, err // nothing was sent; the lease will lapse and another worker may claim
+		}
 	}
 	result, fnErr := c.withHeartbeat(ctx, held, path, claim, lease, fn)
 	settle := map[string]any{"lease_token": claim.Lease.Token}
