@@ -37,7 +37,7 @@ type pullRequest struct {
 	Types        []string `json:"types" doc:"empty or absent: every type"`
 	Limit        *int     `json:"limit" schema:"min=1,max=100" doc:"default 1"`
 	LeaseSeconds *int     `json:"lease_seconds" schema:"min=1,max=3600"`
-	Begin        bool     `json:"begin" doc:"as the claim's begin: every operation claimed is action_pending, to be called and settled"`
+	Begin        bool     `json:"begin" doc:"true: every claim also records 'about to call the provider' (action_pending); call the provider next, then settle"`
 }
 
 func parsePull(data []byte) (domain.PullClaim, error) {

@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -69,4 +71,20 @@ func TestContract_ClaimBegin(t *testing.T) {
 		t.Fatalf("a claim without begin: %v", plain)
 	}
 	x.do("POST", opPath(op, "claim"), x.tok, map[string]any{"worker": "w-1", "begin": "yes"}).problem(400, "validation_failed")
+}
+
+// TestOpenAPI_ClaimBegin: the document describes begin wherever a claim is
+// asked for, so generated clients can send it.
+func TestOpenAPI_ClaimBegin(t *testing.T) {
+	x := newHarness(t)
+	doc := x.do("GET", "/v1/openapi.json", "", nil).ok(200)
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	for _, name := range []string{"ClaimRequest", "PullRequest"} {
+		props, _ := schemas[name].(map[string]any)["properties"].(map[string]any)
+		b, _ := props["begin"].(map[string]any)
+		desc, _ := b["description"].(string)
+		if !strings.Contains(fmt.Sprint(b["type"]), "boolean") || !strings.Contains(desc, "action_pending") {
+			t.Fatalf("%s.begin: %v", name, b)
+		}
+	}
 }
