@@ -93,7 +93,7 @@ var enumValues = map[string][]string{
 
 func codeNames() []string {
 	var out []string
-	for c := range statusOf {
+	for _, c := range domain.Codes() {
 		out = append(out, string(c))
 	}
 	slices.Sort(out)

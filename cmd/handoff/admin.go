@@ -29,6 +29,29 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 	if len(args) == 0 {
 		return fmt.Errorf("token: want create, list or revoke")
 	}
+	// The arguments are checked before the database is opened, so a
+	// mistyped command leaves nothing behind.
+	var ns, name string
+	switch args[0] {
+	case "create":
+		fs := flag.NewFlagSet("token create", flag.ContinueOnError)
+		fs.StringVar(&ns, "namespace", "", "the one namespace the token may act in")
+		fs.StringVar(&name, "name", "", "who or what holds the token")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if ns == "" || name == "" {
+			return fmt.Errorf("token create: --namespace and --name are both required, e.g. " +
+				"handoff token create --namespace default --name my-workflow")
+		}
+	case "list":
+	case "revoke":
+		if len(args) != 2 {
+			return fmt.Errorf("token revoke: want exactly one token ID")
+		}
+	default:
+		return fmt.Errorf("token: unknown subcommand %q (want create, list or revoke)", args[0])
+	}
 	s, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
@@ -38,13 +61,7 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 	tokens.Creator = cliActor() // token_created commits with the token
 	switch args[0] {
 	case "create":
-		fs := flag.NewFlagSet("token create", flag.ContinueOnError)
-		ns := fs.String("namespace", "", "the one namespace the token may act in")
-		name := fs.String("name", "", "who or what holds the token")
-		if err := fs.Parse(args[1:]); err != nil {
-			return err
-		}
-		secret, tok, err := tokens.Create(ctx, *ns, *name)
+		secret, tok, err := tokens.Create(ctx, ns, name)
 		if err != nil {
 			return err
 		}
@@ -63,9 +80,6 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 		}
 		return w.Flush()
 	case "revoke":
-		if len(args) != 2 {
-			return fmt.Errorf("token revoke: want exactly one token ID")
-		}
 		if err := tokens.Revoke(ctx, args[1]); err != nil {
 			return err
 		}
@@ -73,9 +87,8 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 			return err
 		}
 		fmt.Fprintf(stdout, "revoked %s\n", args[1])
-		return nil
 	}
-	return fmt.Errorf("token: unknown subcommand %q", args[0])
+	return nil
 }
 
 func timeOr(t *time.Time, def string) string {
