@@ -150,6 +150,10 @@ func TestGroupCommit_multiRowBegunClaims(t *testing.T) {
 		begun = append(begun, newOp(fmt.Sprintf("evt_bc%d:task", i), &domain.Claim{Worker: "w1", Begin: true}))
 		plain = append(plain, newOp(fmt.Sprintf("evt_pc%d:task", i), nil))
 	}
+	// Alone, each takes the single statement (one round trip), not GORM.
+	if !store.FastPath(s, begun[0]) {
+		t.Fatal("a begun registration goes through GORM, not the single statement")
+	}
 	if plan := store.MultiRow(begun, true); !slices.Equal(plan, []int{5}) {
 		t.Fatalf("five begun registrations are sent as %v, want one statement of 5", plan)
 	}
@@ -168,6 +172,9 @@ func TestGroupCommit_multiRowBegunClaims(t *testing.T) {
 			t.Fatal(err)
 		}
 		claims = append(claims, ch)
+	}
+	if !store.FastPath(s, claims[0]) {
+		t.Fatal("a begun claim goes through GORM, not the single statement")
 	}
 	if plan := store.MultiRow(claims, false); !slices.Equal(plan, []int{5}) {
 		t.Fatalf("five begun claims are sent as %v, want one statement of 5", plan)
