@@ -375,7 +375,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Claim the lease on one operation
+         * Claim the lease on one operation (with begin: true, begun in the same change)
          * @description Grants the worker a fenced lease: the answer carries the lease token, the content snapshot to execute and the provider key. 409 not_claimable says why not (completed, in_progress, retry_later, awaiting_approval, handed_off, cancelled).
          */
         post: operations["claimOperation"];
@@ -670,6 +670,8 @@ export interface components {
             retry_after_seconds?: number;
         };
         ClaimRequest: {
+            /** @description true: the claim also records 'about to call the provider' in the same change (action_pending, as begin would); call the provider next, then settle. Default false: send begin yourself */
+            begin?: boolean | null;
             /** @description default: the type's lease */
             lease_seconds?: number | null;
             worker: string;
@@ -879,6 +881,8 @@ export interface components {
             type: string;
         };
         PullRequest: {
+            /** @description true: every claim also records 'about to call the provider' (action_pending); call the provider next, then settle */
+            begin?: boolean | null;
             lease_seconds?: number | null;
             /** @description default 1 */
             limit?: number | null;
