@@ -13,12 +13,13 @@ import (
 type claimRequest struct {
 	Worker       string `json:"worker" schema:"required,minlen=1,maxlen=200"`
 	LeaseSeconds *int   `json:"lease_seconds" schema:"min=1,max=3600" doc:"default: the type's lease"`
+	Begin        bool   `json:"begin" doc:"true: the claim also records 'about to call the provider' in the same change (action_pending, as begin would); call the provider next, then settle. Default false: send begin yourself"`
 }
 
 func (r claimRequest) toDomain(prefix string) (domain.Claim, fieldErrs) {
 	var errs fieldErrs
 	lease := leaseDuration(&errs, prefix+"lease_seconds", r.LeaseSeconds)
-	return domain.Claim{Worker: r.Worker, Lease: lease}, errs
+	return domain.Claim{Worker: r.Worker, Lease: lease, Begin: r.Begin}, errs
 }
 
 func parseClaim(data []byte) (domain.Claim, error) {
@@ -36,6 +37,7 @@ type pullRequest struct {
 	Types        []string `json:"types" doc:"empty or absent: every type"`
 	Limit        *int     `json:"limit" schema:"min=1,max=100" doc:"default 1"`
 	LeaseSeconds *int     `json:"lease_seconds" schema:"min=1,max=3600"`
+	Begin        bool     `json:"begin" doc:"true: every claim also records 'about to call the provider' (action_pending); call the provider next, then settle"`
 }
 
 func parsePull(data []byte) (domain.PullClaim, error) {
@@ -43,7 +45,7 @@ func parsePull(data []byte) (domain.PullClaim, error) {
 	if err := unmarshalStrict(data, &req); err != nil {
 		return domain.PullClaim{}, err
 	}
-	cl, errs := claimRequest{Worker: req.Worker, LeaseSeconds: req.LeaseSeconds}.toDomain("")
+	cl, errs := claimRequest{Worker: req.Worker, LeaseSeconds: req.LeaseSeconds, Begin: req.Begin}.toDomain("")
 	p := domain.PullClaim{Claim: cl, Types: req.Types, Limit: 1}
 	if req.Limit != nil {
 		p.Limit = *req.Limit // the domain checks 1..MaxPullLimit

@@ -80,7 +80,7 @@ var routes = []route{
 		Summary: "Get an operation with its content", Replies: ok("the operation", operationJSON{}),
 		Fails: onLookup, Handle: (*server).getOperation},
 	{Method: "POST", Path: "/v1/operations/:id/claim", ID: "claimOperation", Tag: tagWorker,
-		Summary: "Claim the lease on one operation", Body: claimRequest{},
+		Summary: "Claim the lease on one operation (with begin: true, begun in the same change)", Body: claimRequest{},
 		Replies: ok("the claim", claimJSON{}), Fails: onOperation, Handle: (*server).claim},
 	{Method: "POST", Path: "/v1/claims", ID: "claimNext", Tag: tagWorker,
 		Summary: "Claim the next ready operations (pull mode)", Body: pullRequest{},

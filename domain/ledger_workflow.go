@@ -237,7 +237,7 @@ func (l *Ledger) ClaimNext(ctx context.Context, actor Actor, p PullClaim) ([]Cla
 	out := []ClaimResult{}
 	for _, ch := range changes {
 		l.observe(ch)
-		if ch.Op.State == Processing {
+		if a := ch.Attempt; a != nil && a.New { // a claim, not what time made due
 			out = append(out, claimResult(ch))
 		}
 	}

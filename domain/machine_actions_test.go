@@ -29,7 +29,8 @@ func accepted(t *rapid.T, err error, what string) {
 func (m *machine) claim(t *rapid.T) {
 	m.catchUp(t)
 	c := domain.Claim{Worker: rapid.SampledFrom(workers).Draw(t, "worker"),
-		Lease: rapid.SampledFrom([]time.Duration{0, 5 * time.Second, time.Minute}).Draw(t, "lease")}
+		Lease: rapid.SampledFrom([]time.Duration{0, 5 * time.Second, time.Minute}).Draw(t, "lease"),
+		Begin: rapid.Bool().Draw(t, "begin")}
 	before, ch, err := m.do(t, workflow, c)
 	reason := map[domain.State]domain.ClaimRefusal{domain.AwaitingApproval: domain.RefusedAwaitingApproval,
 		domain.Processing: domain.RefusedInProgress, domain.ActionPending: domain.RefusedInProgress,
@@ -46,7 +47,7 @@ func (m *machine) claim(t *rapid.T) {
 		return
 	}
 	accepted(t, err, "claim in "+before.State.String())
-	if l := ch.Op.Lease; ch.Op.State != domain.Processing || l.Worker != c.Worker || !l.ExpiresAt.Equal(m.leaseExpires) {
+	if l := ch.Op.Lease; ch.Op.State != claimedState(c) || l.Worker != c.Worker || !l.ExpiresAt.Equal(m.leaseExpires) {
 		t.Fatalf("claimed into %s with lease %+v", ch.Op.State, l)
 	}
 }

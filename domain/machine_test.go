@@ -76,7 +76,7 @@ func newMachine(t *rapid.T) *machine {
 	m := &machine{card: drawCard(t), now: t0}
 	r := registration()
 	if rapid.Bool().Draw(t, "register_with_claim") {
-		r.Claim = &domain.Claim{Worker: "w-1"}
+		r.Claim = &domain.Claim{Worker: "w-1", Begin: rapid.Bool().Draw(t, "claim_begin")}
 	}
 	loop := rapid.IntRange(0, 9).Draw(t, "loop") == 0
 	ch, err := domain.NewOperation(r, []byte(fixtureContent), loop, m.env(workflow))
@@ -226,12 +226,12 @@ func (m *machine) record(t *rapid.T, before domain.Operation, cmd domain.Command
 	n := ch.Op
 	// Invariant 2: only a claim issues a token, and it is greater than any before.
 	if n.LeaseToken != before.LeaseToken {
-		if n.LeaseToken != before.LeaseToken+1 || n.State != domain.Processing || (len(m.tokens) > 0 && n.LeaseToken <= m.tokens[len(m.tokens)-1]) {
+		if n.LeaseToken != before.LeaseToken+1 || n.State != claimedState(cmd) || (len(m.tokens) > 0 && n.LeaseToken <= m.tokens[len(m.tokens)-1]) {
 			t.Fatalf("%T moved the fencing token %d → %d in %s", cmd, before.LeaseToken, n.LeaseToken, n.State)
 		}
 		m.tokens = append(m.tokens, n.LeaseToken)
 	}
-	if n.State == domain.Processing && before.State != domain.Processing { // a granted claim
+	if n.State.Leased() && !before.State.Leased() { // a granted claim, begun at once or not
 		if m.sent {
 			t.Fatalf("claim granted after action_pending without proof that re-sending is safe (invariant 3)")
 		}
@@ -254,6 +254,13 @@ func (m *machine) record(t *rapid.T, before domain.Operation, cmd domain.Command
 		}
 	}
 	if n.State == domain.ActionPending {
+		if entered := before.State != domain.ActionPending; entered && claimBegins(cmd) != (before.State != domain.Processing) {
+			t.Fatalf("%T reached action_pending from %s (a claim that begins: %v)", cmd, before.State, claimBegins(cmd))
+		}
+		if last := ch.Events[len(ch.Events)-1]; claimBegins(cmd) && (last.Action != domain.ActionClaimedAndBegan ||
+			ch.Attempt == nil || !ch.Attempt.New || ch.Attempt.Attempt.BeganAt == nil || !ch.Attempt.Attempt.BeganAt.Equal(m.now)) {
+			t.Fatalf("a claim that began recorded %s with attempt %+v", last.Action, ch.Attempt)
+		}
 		m.sent = true
 		if m.firstSent == nil {
 			m.firstSent = ptr(m.now)
@@ -330,6 +337,25 @@ func claimLease(cmd domain.Command) (time.Duration, bool) {
 		return c.Lease, true
 	}
 	return 0, false
+}
+
+// claimBegins: cmd is a claim (or a registration's) that begins at once.
+func claimBegins(cmd domain.Command) bool {
+	switch c := cmd.(type) {
+	case domain.Claim:
+		return c.Begin
+	case *domain.Claim:
+		return c != nil && c.Begin
+	}
+	return false
+}
+
+// claimedState is where a granted claim leaves the operation.
+func claimedState(cmd domain.Command) domain.State {
+	if claimBegins(cmd) {
+		return domain.ActionPending
+	}
+	return domain.Processing
 }
 
 func errClass(s domain.Settle) domain.ErrorClass {

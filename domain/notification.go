@@ -162,9 +162,10 @@ func followUp(before Operation, ch *Change, env Env) {
 	}
 }
 
-// notificationsFor makes one notification of the operation per destination.
+// notificationsFor makes one notification of the operation per destination;
+// none for a drill's operation (DrillNamespace).
 func notificationsFor(op Operation, typ, action, decision string, dests []Destination, env Env) []Notification {
-	if len(dests) == 0 {
+	if len(dests) == 0 || op.Namespace == DrillNamespace {
 		return nil
 	}
 	s := NotificationSummary{ID: op.ID, Key: op.Key, Type: op.Type, Namespace: op.Namespace, State: op.State.String(),
@@ -247,7 +248,7 @@ func decideEscalate(op Operation, env Env) (Change, error) {
 	ch.Events[0].Detail = detail(map[string]any{"escalate_after": env.Card.EscalateAfter.String(),
 		"desk_entered_at": op.DeskEnteredAt})
 	dests := env.Card.Escalate
-	if len(dests) == 0 {
+	if len(dests) == 0 || op.Namespace == DrillNamespace {
 		dests = env.Card.Destinations()
 	}
 	ch.Notifications = notificationsFor(ch.Op, NotifyEscalated, DeskReason(op, "escalated"), "", dests, env)

@@ -85,10 +85,13 @@ type ContentChange struct {
 
 // The worker and system commands.
 type (
-	// Claim asks for the lease on an operation.
+	// Claim asks for the lease on an operation. With Begin it also records
+	// "about to call the provider" in the same change: the worker calls the
+	// provider straight after the answer, with no begin call between.
 	Claim struct {
 		Worker string
 		Lease  time.Duration // 0: the card's default
+		Begin  bool
 	}
 	// Heartbeat extends the lease.
 	Heartbeat struct {
@@ -255,7 +258,46 @@ func decideClaim(op Operation, c Claim, env Env) (Change, error) {
 	ch.Attempt = &AttemptChange{New: true, Attempt: att}
 	ch.Events[0].Detail = detail(map[string]any{"worker": c.Worker, "attempt": att.Number, "attempt_id": att.ID,
 		"lease_expires_at": n.Lease.ExpiresAt})
+	if c.Begin {
+		return claimAndBegin(ch, env)
+	}
 	return ch, nil
+}
+
+// ActionClaimedAndBegan is the event of a claim that began at once
+// (Claim.Begin): one event for both facts, the lease and the begin.
+const ActionClaimedAndBegan = "claimed_and_began"
+
+// claimAndBegin folds into a granted claim the begin its holder would send
+// next, decided by decideBegin on the claimed operation: one change, one
+// version, one event (processing is never written), the attempt inserted
+// with its began_at already set.
+func claimAndBegin(claimed Change, env Env) (Change, error) {
+	b, err := decideBegin(claimed.Op, Begin{LeaseToken: claimed.Op.LeaseToken}, env)
+	if err != nil {
+		return Change{}, err
+	}
+	ch := claimed
+	ch.Op = b.Op
+	ch.Op.Version = claimed.Op.Version
+	ev := &ch.Events[0]
+	ev.Action, ev.ToState = ActionClaimedAndBegan, ch.Op.State.String()
+	for k, v := range detailMap(b.Events[0].Detail) {
+		ev.Detail = withDetail(ev.Detail, k, v)
+	}
+	att := *claimed.Attempt
+	att.Attempt.BeganAt = b.Attempt.Attempt.BeganAt
+	ch.Attempt = &att
+	return ch, nil
+}
+
+// detailMap is an event's detail as members; nil when there is none.
+func detailMap(d json.RawMessage) map[string]any {
+	var m map[string]any
+	if len(d) > 0 {
+		_ = json.Unmarshal(d, &m)
+	}
+	return m
 }
 
 func notClaimable(op Operation, reason ClaimRefusal, now time.Time) *Error {

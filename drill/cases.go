@@ -405,10 +405,15 @@ func (r *run) twoWorkers(ctx context.Context, cr *caseRun) error {
 
 // claimShort claims with a short lease (Options.CrashLease), as a worker
 // that is about to crash.
-func (r *run) claimShort(ctx context.Context, cr *caseRun, o op, worker string) (client.Claim, error) {
+// claimShort claims o with the crash lease; begin also records "about to
+// call the provider" in the same call, as client.Do does.
+func (r *run) claimShort(ctx context.Context, cr *caseRun, o op, worker string, begin bool) (client.Claim, error) {
 	var c client.Claim
-	err := r.opts.Workflow.Call(ctx, http.MethodPost, o.path()+"/claim", map[string]any{"worker": worker, "lease_seconds": r.opts.CrashLease}, &c)
-	if err == nil {
+	err := r.opts.Workflow.Call(ctx, http.MethodPost, o.path()+"/claim",
+		map[string]any{"worker": worker, "lease_seconds": r.opts.CrashLease, "begin": begin}, &c)
+	if err == nil && begin {
+		cr.step("%s claims with a %ds lease and begins in the same call (attempt %d)", worker, r.opts.CrashLease, c.Attempt.Number)
+	} else if err == nil {
 		cr.step("%s claims with a %ds lease (attempt %d)", worker, r.opts.CrashLease, c.Attempt.Number)
 	}
 	return c, err
@@ -437,7 +442,7 @@ func (r *run) crashBeforeCall(ctx context.Context, cr *caseRun) error {
 	if err != nil {
 		return err
 	}
-	c, err := r.claimShort(ctx, cr, o, "drill-crasher")
+	c, err := r.claimShort(ctx, cr, o, "drill-crasher", false)
 	if err != nil {
 		return err
 	}
@@ -704,32 +709,21 @@ func (r *run) selfTriggerLoop(ctx context.Context, cr *caseRun) error {
 	return nil
 }
 
-// crashAfterCall claims with a short lease, begins, calls the provider
-// (which executes and answers), and crashes before settling: the lease
-// lapses in action_pending, which is an unknown outcome.
+// crashAfterCall claims with a short lease, beginning in the same call as
+// client.Do does, calls the provider (which executes and answers), and
+// crashes before settling: the lease lapses in action_pending, which is an
+// unknown outcome.
 func (r *run) crashAfterCall(ctx context.Context, cr *caseRun, n int) (op, error) {
 	key, content := r.key(n, ""), r.content(n, "a")
 	o, err := r.prepare(ctx, cr, key, content)
 	if err != nil {
 		return o, err
 	}
-	var c client.Claim
-	for try := 1; ; try++ {
-		if c, err = r.claimShort(ctx, cr, o, "drill-crasher"); err != nil {
-			return o, err
-		}
-		err = r.opts.Workflow.Call(ctx, http.MethodPost, o.path()+"/begin", map[string]any{"lease_token": c.Lease.Token}, nil)
-		if err == nil {
-			break
-		}
-		if !client.IsCode(err, "stale_lease") || try == 3 {
-			return o, err
-		}
-		// A slow machine let the short lease lapse before begin: nothing
-		// was sent; claim again.
-		cr.step("the short lease lapsed before begin; nothing was sent, claim again")
+	c, err := r.claimShort(ctx, cr, o, "drill-crasher", true)
+	if err != nil {
+		return o, err
 	}
-	cr.step("begin, then call the provider")
+	cr.step("call the provider")
 	var params any
 	_ = json.Unmarshal(c.Content, &params)
 	if n == 9 && r.handoffLooksUp {

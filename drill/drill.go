@@ -33,6 +33,17 @@ import (
 // ErrNotSandbox refuses a type whose drill adapter is not a sandbox.
 var ErrNotSandbox = errors.New("not a sandbox adapter")
 
+// Namespace is the namespace a drill's workflow token must act in. Its
+// operations never notify anyone and no other namespace's workers claim
+// them, so a drill against a running Handoff sends no real notification.
+const Namespace = "drill"
+
+// NoNotifications is what every receipt says of notifications.
+const NoNotifications = "none: every operation of the drill is in the drill namespace, whose operations never notify"
+
+// ErrNotDrillNamespace refuses a workflow token outside Namespace.
+var ErrNotDrillNamespace = errors.New("the workflow token is not in the drill namespace")
+
 // Card is an operation type's card as GET /v1/operation-types answers it.
 type Card struct {
 	Name                 string   `json:"name"`
@@ -91,6 +102,9 @@ func Type(ctx context.Context, c *client.Client, name string) (Card, error) {
 type Options struct {
 	// Workflow calls the Handoff with a workflow token; required.
 	Workflow *client.Client
+	// Namespace is the workflow token's namespace; the drill runs only in
+	// Namespace.
+	Namespace string
 	// Operator and Approver call it as two people (operator and approver
 	// roles): the cases needing a person's decision are skipped without
 	// them, and so is every case of a type that requires approval.
@@ -121,6 +135,10 @@ type Options struct {
 func (o *Options) defaults() error {
 	if o.Workflow == nil {
 		return errors.New("drill: a workflow client is required")
+	}
+	if o.Namespace != Namespace {
+		return fmt.Errorf("drill: %w (it acts in %q): only %q operations never notify — create one with handoff token create --namespace %s",
+			ErrNotDrillNamespace, o.Namespace, Namespace, Namespace)
 	}
 	if o.ProviderTimeout <= 0 {
 		o.ProviderTimeout = 2 * time.Second
@@ -188,7 +206,8 @@ func Run(ctx context.Context, opts Options, card Card) (Receipt, error) {
 			ProviderIdempotency: card.ProviderIdempotency, ProviderKeyRetention: card.ProviderKeyRetention,
 			Lookup: card.Lookup, LookupAuthoritative: card.LookupAuthoritative, RetryLayer: card.RetryLayer,
 			Retryable: card.Retryable, RequiresApproval: card.RequiresApproval, Backoff: card.Retry.Backoff,
-			ProviderTimeout: opts.ProviderTimeout.String(), KeyPrefix: r.prefix, Notes: opts.Notes}}
+			ProviderTimeout: opts.ProviderTimeout.String(), KeyPrefix: r.prefix, Namespace: opts.Namespace,
+			Notifications: NoNotifications, Notes: opts.Notes}}
 	if rec.Conditions.Retryable == nil {
 		rec.Conditions.Retryable = []string{}
 	}

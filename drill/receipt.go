@@ -65,6 +65,8 @@ type Conditions struct {
 	Backoff              string   `json:"backoff"`
 	ProviderTimeout      string   `json:"provider_timeout"`
 	KeyPrefix            string   `json:"key_prefix"`
+	Namespace            string   `json:"namespace"`
+	Notifications        string   `json:"notifications"`
 	Notes                []string `json:"notes,omitempty"`
 }
 
@@ -140,6 +142,9 @@ func (r Receipt) Markdown(sha string) string {
 	fmt.Fprintf(&b, "- card claims: provider_idempotency %s (retention %s), lookup %s (authoritative %t), retry_layer %s, retryable [%s]\n",
 		c.ProviderIdempotency, or(c.ProviderKeyRetention, "—"), c.Lookup, c.LookupAuthoritative, c.RetryLayer, strings.Join(c.Retryable, ", "))
 	fmt.Fprintf(&b, "- sandbox: idempotency %s, retention %s, lookup %s\n", c.SandboxIdempotency, c.SandboxRetention, c.SandboxLookup)
+	if c.Notifications != "" {
+		fmt.Fprintf(&b, "- namespace %s; notifications: %s\n", c.Namespace, c.Notifications)
+	}
 	for _, n := range c.Notes {
 		fmt.Fprintf(&b, "- note: %s\n", n)
 	}

@@ -70,7 +70,7 @@ func (m *ledgerModel) register(t *rapid.T) {
 	content := rapid.SampledFrom([]string{`{"a":1}`, `{"a":1.0}`, `{"a":2}`}).Draw(t, "content")
 	var claim *domain.Claim
 	if rapid.Bool().Draw(t, "claim") {
-		claim = &domain.Claim{Worker: "w"}
+		claim = &domain.Claim{Worker: "w", Begin: rapid.Bool().Draw(t, "begin")}
 	}
 	res, err := m.ledger.Register(context.Background(), m.wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(content), Claim: claim})
 	om := m.ops[key]
@@ -89,7 +89,7 @@ func (m *ledgerModel) register(t *rapid.T) {
 		t.Fatalf("invariant 1: key %s now names %s, was %s", key, res.Operation.ID, om.id)
 	}
 	if res.Claim != nil {
-		m.granted(t, om, *res.Claim)
+		m.granted(t, om, *res.Claim, claim.Begin)
 	}
 }
 
@@ -106,7 +106,7 @@ func (m *ledgerModel) load(t *rapid.T) (*opModel, domain.Operation) {
 	return om, op
 }
 
-func (m *ledgerModel) granted(t *rapid.T, om *opModel, c domain.ClaimResult) {
+func (m *ledgerModel) granted(t *rapid.T, om *opModel, c domain.ClaimResult, begin bool) {
 	if c.Lease.Token <= om.lastToken {
 		t.Fatalf("invariant 2: token %d after %d", c.Lease.Token, om.lastToken)
 	}
@@ -120,13 +120,41 @@ func (m *ledgerModel) granted(t *rapid.T, om *opModel, c domain.ClaimResult) {
 		t.Fatalf("invariant 7: claimed a snapshot nobody approved")
 	}
 	om.lastToken = c.Lease.Token
+	if begin {
+		m.begun(t, om, c)
+	}
+}
+
+// begun checks a claim that began at once against the database: the
+// operation as answered, action_pending, and one event for both facts
+// after which nothing else was written; the attempt's began_at set.
+func (m *ledgerModel) begun(t *rapid.T, om *opModel, c domain.ClaimResult) {
+	ctx := context.Background()
+	op, _, err := m.db.Load(ctx, m.ns, om.id)
+	if err != nil || op.State != domain.ActionPending || op.Version != c.Operation.Version || op.ProviderKeyFirstSentAt == nil {
+		t.Fatalf("a begun claim answered %s v%d, the database holds %s v%d sent %v (%v)", c.Operation.State,
+			c.Operation.Version, op.State, op.Version, op.ProviderKeyFirstSentAt, err)
+	}
+	events, err := m.db.Timeline(ctx, om.id)
+	if err != nil || len(events) == 0 {
+		t.Fatalf("timeline of %s: %v", om.id, err)
+	}
+	if e := events[len(events)-1]; e.Action != domain.ActionClaimedAndBegan || e.ToState != domain.ActionPending.String() {
+		t.Fatalf("a begun claim's last event is %s → %s", e.Action, e.ToState)
+	}
+	atts, err := m.db.Attempts(ctx, om.id)
+	if err != nil || len(atts) == 0 || atts[len(atts)-1].BeganAt == nil || atts[len(atts)-1].ID != c.Attempt.ID {
+		t.Fatalf("a begun claim's attempt: %+v (%v)", atts, err)
+	}
+	om.everPending = true
 }
 
 func (m *ledgerModel) claim(t *rapid.T) {
 	om, _ := m.load(t)
-	c, err := m.ledger.Claim(context.Background(), m.wf, om.id, domain.Claim{Worker: "w"})
+	begin := rapid.Bool().Draw(t, "begin")
+	c, err := m.ledger.Claim(context.Background(), m.wf, om.id, domain.Claim{Worker: "w", Begin: begin})
 	if err == nil {
-		m.granted(t, om, c)
+		m.granted(t, om, c, begin)
 	} else if domain.ErrorCode(err) != domain.ENotClaimable {
 		t.Fatalf("claim: %v", err)
 	}

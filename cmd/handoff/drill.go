@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opshandoff/handoff/auth"
 	"github.com/opshandoff/handoff/client"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/drill"
@@ -65,7 +66,11 @@ func drillCmd(ctx context.Context, cfg config, args []string, stdout, stderr io.
 		if *token == "" {
 			return fmt.Errorf("drill: --url needs --token, a workflow token of that Handoff")
 		}
-		opts.Workflow = client.New(*url, *token)
+		ns, err := drillTokenNamespace(ctx, s, *token)
+		if err != nil {
+			return err
+		}
+		opts.Workflow, opts.Namespace = client.New(*url, *token), ns
 		if *operatorToken != "" {
 			opts.Operator = client.New(*url, *operatorToken)
 		}
@@ -102,6 +107,7 @@ func drillCmd(ctx context.Context, cfg config, args []string, stdout, stderr io.
 		defer emb.Close()
 		opts.Workflow, opts.Operator, opts.Approver, opts.Notes = emb.Workflow, emb.Operator, emb.Approver, emb.Notes
 		opts.LookupRoute = emb.LookupRoute
+		opts.Namespace = emb.Namespace
 	}
 	list, err := drill.Types(ctx, opts.Workflow)
 	if err != nil {
@@ -115,6 +121,24 @@ func drillCmd(ctx context.Context, cfg config, args []string, stdout, stderr io.
 	}
 	_, err = drillAndRecord(ctx, s, opts, list, *receipts, stdout)
 	return err
+}
+
+// drillTokenNamespace answers the namespace of a running Handoff's workflow
+// token, looked up in its database (the one receipts are stored in), and
+// refuses one outside the drill namespace before the drill registers
+// anything: elsewhere its operations would notify real people and could be
+// claimed by real workers.
+func drillTokenNamespace(ctx context.Context, s *store.Store, token string) (string, error) {
+	actor, err := auth.NewTokens(s).Authenticate(ctx, token)
+	if err != nil {
+		return "", fmt.Errorf("drill: --token is not a live workflow token of the Handoff whose database HANDOFF_DATABASE_URL names: %w", err)
+	}
+	if actor.Namespace != domain.DrillNamespace {
+		return "", fmt.Errorf("drill: %w: --token acts in %q; a drill runs only in %q, whose operations never notify — "+
+			"create a token with handoff token create --namespace %s --name NAME", drill.ErrNotDrillNamespace,
+			actor.Namespace, domain.DrillNamespace, domain.DrillNamespace)
+	}
+	return actor.Namespace, nil
 }
 
 func filterTypes(list []drill.Card, name string) []drill.Card {
@@ -199,10 +223,7 @@ func recordReceipt(ctx context.Context, s *store.Store, rec drill.Receipt, raw [
 	if rec.RanBy != "" {
 		actor.Name = rec.RanBy
 	}
-	e := domain.SystemEvent(ctx, &domain.IDSource{}, time.Now(), actor, "drill_recorded", "",
-		map[string]any{"receipt_id": rec.ID, "type": rec.Type, "card_version": rec.Card.Version, "card_sha256": rec.Card.SHA256,
-			"verdict": rec.Verdict, "sha256": dr.SHA256})
-	_, err := s.SaveDrill(ctx, dr, raw, e)
+	_, err := s.SaveDrill(ctx, dr, raw, domain.DrillRecordedEvent(ctx, &domain.IDSource{}, time.Now(), actor, dr))
 	return err
 }
 

@@ -33,6 +33,7 @@ const (
 
 type embeddedHandoff struct {
 	URL                          string
+	Namespace                    string // the workflow token's
 	Workflow, Operator, Approver *client.Client
 	Notes                        []string
 	// LookupRoute points the lookups of a type with an adapter at the
@@ -79,7 +80,7 @@ func startEmbedded(ctx context.Context, s *store.Store, cards domain.Cards) (*em
 	notes = append(notes, lookupNotes...)
 	ledger := domain.NewLedger(s, speed)
 	tokens := auth.NewTokens(s)
-	secret, _, err := tokens.Create(ctx, "drill", "drill-"+hexToken(4))
+	secret, _, err := tokens.Create(ctx, domain.DrillNamespace, "drill-"+hexToken(4))
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +103,7 @@ func startEmbedded(ctx context.Context, s *store.Store, cards domain.Cards) (*em
 	go (&reconcile.Sweeper{Ledger: ledger, Interval: 250 * time.Millisecond, Log: quiet}).Run(sweepCtx)
 	lookups.run(sweepCtx, ledger, s)
 	url := "http://" + ln.Addr().String()
-	return &embeddedHandoff{URL: url, Workflow: client.New(url, secret), Operator: client.New(url, opSecret),
+	return &embeddedHandoff{URL: url, Namespace: domain.DrillNamespace, Workflow: client.New(url, secret), Operator: client.New(url, opSecret),
 		Approver: client.New(url, apSecret), Notes: notes, LookupRoute: lookups.Route,
 		close: func() { stop(); _ = srv.Close(); lookups.Close() }}, nil
 }

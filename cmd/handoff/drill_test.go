@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opshandoff/handoff/auth"
 	"github.com/opshandoff/handoff/cards"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/drill"
@@ -43,7 +44,8 @@ func newDrillRig(t *testing.T, cs domain.Cards) *drillRig {
 	}
 	t.Cleanup(emb.Close)
 	return &drillRig{t: t, store: s, cards: cs, dir: t.TempDir(),
-		opts: drill.Options{Workflow: emb.Workflow, Operator: emb.Operator, Approver: emb.Approver, Notes: emb.Notes, LookupRoute: emb.LookupRoute,
+		opts: drill.Options{Workflow: emb.Workflow, Namespace: emb.Namespace, Operator: emb.Operator, Approver: emb.Approver, Notes: emb.Notes,
+			LookupRoute:    emb.LookupRoute,
 			HandoffVersion: "test", RanBy: "drill-test", MaxWait: 20 * time.Second}}
 }
 
@@ -353,6 +355,11 @@ func TestDrillCommand_VerifyDetectsAnEditedReceipt(t *testing.T) {
 	if err := run(ctx, []string{"drill", "verify", files[0]}, &out, &errOut); err != nil || !strings.Contains(out.String(), "verified") {
 		t.Fatalf("verify: %v %s", err, out.String())
 	}
+	// The stored receipt matches the hash the audit trail chained for it.
+	out.Reset()
+	if err := run(ctx, []string{"audit", "verify", "--db"}, &out, &errOut); err != nil || !strings.HasPrefix(out.String(), "ok") {
+		t.Fatalf("audit verify --db after a drill: %v\n%s", err, out.String())
+	}
 	// Someone turns a case's verdict around in the file.
 	edited := strings.Replace(string(raw), `"executions": 1`, `"executions": 0`, 1)
 	if edited == string(raw) {
@@ -433,5 +440,88 @@ func TestDrillCommand_AgainstARunningHandoff(t *testing.T) {
 	// Without a token the drill does not start.
 	if err := run(ctx, []string{"drill", "--url", emb.URL}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "--token") {
 		t.Fatalf("want a refusal without --token, got %v", err)
+	}
+}
+
+// A drill hands off, asks for approval, escalates and resolves on purpose;
+// with every type sending notifications to a receiver, the drill's
+// operations — in the drill namespace — leave nothing in the outbox, and
+// the receipt says so.
+func TestDrill_NeverNotifies(t *testing.T) {
+	if drill.Namespace != domain.DrillNamespace {
+		t.Fatalf("the drill runs in %q, the server spares %q", drill.Namespace, domain.DrillNamespace)
+	}
+	cs := exampleCards(t).WithDefaultNotify("https://hooks.example.com/handoff")
+	rig := newDrillRig(t, cs)
+	recs, err := rig.drill("payment.charge", "email.send")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range recs {
+		if rec.Conditions.Namespace != domain.DrillNamespace || rec.Conditions.Notifications != drill.NoNotifications {
+			t.Fatalf("%s: the receipt does not say that nobody was notified: %+v", rec.Type, rec.Conditions)
+		}
+	}
+	dests, err := rig.store.NotificationDestinations(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dests {
+		if d.Notifications > 0 {
+			t.Fatalf("the drill wrote %d notifications to %s", d.Notifications, d.URL)
+		}
+	}
+}
+
+// `handoff drill --url` with a workflow token of another namespace is
+// refused before it registers anything: there its operations would notify
+// real people and real workers could claim them.
+func TestDrillCommand_RefusesATokenOutsideTheDrillNamespace(t *testing.T) {
+	dbURL := storetest.URL(t)
+	t.Setenv("HANDOFF_DATABASE_URL", dbURL)
+	ctx := context.Background()
+	s, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cs := exampleCards(t)
+	versions, err := s.SyncCards(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stampCards(cs, versions)
+	emb, err := startEmbedded(ctx, s, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Close()
+	prod, _, err := auth.NewTokens(s).Create(ctx, "campaigns", "n8n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut strings.Builder
+	// Whoever creates a drill token is told what the namespace means.
+	if err := run(ctx, []string{"token", "create", "--namespace", domain.DrillNamespace, "--name", "drill"}, &out, &errOut); err != nil ||
+		!strings.Contains(out.String(), "never notify") {
+		t.Fatalf("token create --namespace drill: %v\n%s", err, out.String())
+	}
+	for _, tok := range []string{prod, "not-a-token"} {
+		err = run(ctx, []string{"drill", "--type", "payment.charge", "--url", emb.URL, "--token", tok, "--receipts", t.TempDir()}, &out, &errOut)
+		if err == nil {
+			t.Fatalf("a drill with token %q ran", tok)
+		}
+	}
+	if !strings.Contains(err.Error(), "HANDOFF_DATABASE_URL") {
+		t.Fatalf("an unknown token: %v", err)
+	}
+	err = run(ctx, []string{"drill", "--type", "payment.charge", "--url", emb.URL, "--token", prod}, &out, &errOut)
+	if !errors.Is(err, drill.ErrNotDrillNamespace) || !strings.Contains(err.Error(), `"campaigns"`) {
+		t.Fatalf("want a refusal naming the namespace, got %v", err)
+	}
+	ops, _, err := domain.NewLedger(s, cs).List(ctx, domain.Actor{Kind: domain.ActorPerson, Name: "a", Role: domain.RoleAdmin},
+		domain.ListQuery{Limit: 10}, "")
+	if err != nil || len(ops) != 0 {
+		t.Fatalf("a refused drill registered %d operations (%v)", len(ops), err)
 	}
 }

@@ -57,6 +57,17 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	if p, set := tuneGC(os.Getenv); set {
 		slog.Info("garbage collector target", "GOGC", p)
 	}
+	// Bind first, so that a taken port fails before anything else runs and
+	// HANDOFF_ADDR=127.0.0.1:0 is logged (and linked) with the port it got.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on HANDOFF_ADDR %s: %w", cfg.Addr, err)
+	}
+	defer ln.Close()
+	bound := ln.Addr().String()
+	if cfg.SignIn.PublicURL == "http://"+cfg.Addr { // the default, made before the port was known
+		cfg.SignIn.PublicURL = "http://" + bound
+	}
 	cards, err := cfg.loadCards()
 	if err != nil {
 		return err
@@ -144,12 +155,8 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 			"  handoff token create --namespace default --name my-workflow\n"+
 			"(with the same HANDOFF_DATABASE_URL: %s)\n", redact(cfg.DatabaseURL))
 	}
-	slog.Info("handoff serving", "version", version, "addr", "http://"+cfg.Addr, "desk", deskURL(cfg.SignIn.PublicURL, cfg.Addr), "database", s.Dialect())
+	slog.Info("handoff serving", "version", version, "addr", "http://"+bound, "desk", deskURL(cfg.SignIn.PublicURL, bound), "database", s.Dialect())
 
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return err
-	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
