@@ -449,7 +449,10 @@ func (s *Store) RecoveryStats(ctx context.Context, days int) (domain.RecoverySta
 		}
 		return perDay, nil
 	}
-	entries, err := count("to_state IN ? AND from_state NOT IN ?", waitingStates, waitingStates)
+	// An unknown outcome Handoff's own lookup settled next never waited on
+	// a person: its entry is not one (lookupSettledNext).
+	entries, err := count("to_state IN ? AND from_state NOT IN ? AND "+lookupSettledNext, waitingStates, waitingStates,
+		[]string{domain.ActionLookedUp, domain.ActionLookupNotFound})
 	if err != nil {
 		return out, err
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -134,8 +135,20 @@ func TestDeskLookup(t *testing.T) {
 		t.Fatalf("after the confirm: %s %+v", op.State, op.Result)
 	}
 
-	// The overview: one settled by the lookup, one by a person.
-	if got := d.get("ada", "/desk").want(200).text("settled-by-lookup"); !strings.Contains(got, "1 settled by Handoff's own lookup") ||
+	// The overview: one settled by the lookup, one by a person; of the
+	// three timeouts, two came to wait on a person.
+	overview := d.get("ada", "/desk").want(200)
+	entered := 0
+	for _, row := range overview.all("day-row") {
+		if f := strings.Fields(text(row)); len(f) >= 2 {
+			n, _ := strconv.Atoi(f[len(f)-2])
+			entered += n
+		}
+	}
+	if entered != 2 {
+		t.Fatalf("the overview counts %d desk entries, want 2: the one the lookup settled never waited on a person", entered)
+	}
+	if got := overview.text("settled-by-lookup"); !strings.Contains(got, "1 settled by Handoff's own lookup") ||
 		!strings.Contains(got, "50 % of 2 settled") || !strings.Contains(got, "of desk time spared") {
 		t.Fatalf("overview: %q", got)
 	}
