@@ -47,8 +47,11 @@ func (lc *lookupCounters) observeSettled(ch domain.Change) {
 			return
 		}
 	}
-	if ch.LeftDesk != nil && ch.LeftDesk.ByPerson {
-		lc.settled.WithLabelValues(SettledByPerson).Inc()
+	// A person's decision on a desk item; an approval is not a settlement.
+	if ch.LeftDesk != nil && ch.LeftDesk.ByPerson && len(ch.Events) > 0 {
+		if from, err := domain.ParseState(ch.Events[0].FromState); err == nil && from.InDesk() {
+			lc.settled.WithLabelValues(SettledByPerson).Inc()
+		}
 	}
 }
 
