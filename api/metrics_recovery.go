@@ -26,6 +26,7 @@ type Recovery struct {
 	effects       *prometheus.CounterVec
 	notifications *prometheus.CounterVec
 	delivery      prometheus.Histogram
+	lookup        lookupCounters
 }
 
 // GaugeTTL is how long the desk gauges are served from cache.
@@ -50,7 +51,7 @@ func NewRecovery(reg prometheus.Registerer, l *domain.Ledger) (*Recovery, error)
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "handoff_attempts_total",
 			Help: "Attempts (claims) made, by type."}, []string{"type"}),
 		effects: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "handoff_confirmed_effects_total",
-			Help: "Side effects confirmed to have happened, by type and by whom: worker, person or reconcile."}, []string{"type", "by"}),
+			Help: "Side effects confirmed to have happened, by type and by whom: worker, person, reconcile or lookup."}, []string{"type", "by"}),
 		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "handoff_notifications_total",
 			Help: "Notification delivery attempts, by result: delivered, retry or failed."}, []string{"result"}),
 		delivery: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "handoff_notification_delivery_seconds",
@@ -66,6 +67,9 @@ func NewRecovery(reg prometheus.Registerer, l *domain.Ledger) (*Recovery, error)
 		if *h, err = register(reg, *h); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.lookup.register(reg); err != nil {
+		return nil, err
 	}
 	if ob, ok := l.Store.(domain.OutboxStore); ok {
 		if _, err := register(reg, prometheus.Collector(&deskGauges{read: ob.DeskGauges, backlog: ob.OutboxBacklog, ttl: GaugeTTL})); err != nil {
@@ -99,6 +103,7 @@ func (r *Recovery) Observe(ch domain.Change) {
 			r.handling.Observe(math.Max(0, ch.Op.UpdatedAt.Sub(*ld.AssignedAt).Seconds()))
 		}
 	}
+	r.lookup.observeSettled(ch)
 	if a := ch.Attempt; a != nil && a.New {
 		r.attempts.WithLabelValues(typ).Inc()
 	}
@@ -113,6 +118,8 @@ func (r *Recovery) Observe(ch domain.Change) {
 			by = "person"
 		case last.Action == "reconciled":
 			by = "reconcile"
+		case last.Action == domain.ActionLookedUp:
+			by = "lookup"
 		}
 		r.effects.WithLabelValues(typ, by).Inc()
 	}

@@ -37,6 +37,8 @@ type cardJSON struct {
 	Receipts             *string   `json:"receipts" doc:"where drill receipts are written"`
 	Version              int       `json:"version" doc:"the card's version as recorded in the database; 0 before it is recorded"`
 	SHA256               string    `json:"sha256" doc:"hash of the recorded card; drill receipts name it"`
+
+	LookupAdapter *lookupAdapterJSON `json:"lookup_adapter" doc:"how Handoff looks an unknown outcome up itself; null without one"`
 }
 
 type drillJSON struct {
@@ -63,7 +65,7 @@ func toCard(c domain.Card) cardJSON {
 		Owner: str(c.Owner), Unverified: append([]string{}, c.Unverified...),
 		RetryLayer: c.Retrier().String(), ReconciliationOwner: str(c.ReconciliationOwner), IDRule: str(c.IDRule),
 		Drill:    drillJSON{Adapter: c.Drill.Adapter, Idempotency: c.DrillIdempotency(), Lookup: c.DrillLookup()},
-		Receipts: str(c.Receipts), Version: c.Version, SHA256: c.SHA256}
+		Receipts: str(c.Receipts), Version: c.Version, SHA256: c.SHA256, LookupAdapter: toLookupAdapter(c.LookupAdapter)}
 }
 
 func classes(cs []domain.ErrorClass) []string {

@@ -114,6 +114,8 @@ type cardYAML struct {
 	Drill                drillYAML  `yaml:"drill"`
 	Receipts             string     `yaml:"receipts"`
 	ContentVisibleTo     string     `yaml:"content_visible_to"`
+
+	LookupAdapter *lookupAdapterYAML `yaml:"lookup_adapter"`
 }
 
 // destYAML is a notification destination; format defaults to standard.
@@ -212,6 +214,9 @@ func (y cardYAML) toDomain() (domain.Card, []domain.FieldError) {
 		NotifyIncludeData:   y.NotifyIncludeData,
 		ReconciliationOwner: y.ReconciliationOwner, IDRule: y.IDRule, Receipts: y.Receipts,
 		Drill: domain.DrillSettings{Adapter: y.Drill.Adapter, Idempotency: y.Drill.Idempotency, Lookup: y.Drill.Lookup}}
+	var adapterErrs []domain.FieldError
+	c.LookupAdapter, adapterErrs = y.LookupAdapter.toDomain()
+	errs = append(errs, adapterErrs...)
 	if y.RetryLayer == "" {
 		y.RetryLayer = "handoff"
 	}

@@ -92,6 +92,10 @@ type Card struct {
 	Drill               DrillSettings
 	Receipts            string
 
+	// LookupAdapter, if set, is how Handoff looks an unknown outcome up at
+	// the provider itself before a person is asked (see lookup_adapter.go).
+	LookupAdapter *LookupAdapter
+
 	// Version and SHA256 identify the card as recorded in the database;
 	// set by the wiring once the cards are synced, empty before.
 	Version int
@@ -246,6 +250,9 @@ func (c Card) Validate() []FieldError {
 	}
 	if c.EscalateAfter < 0 {
 		bad("escalate_after", "must not be negative")
+	}
+	if c.LookupAdapter != nil {
+		errs = append(errs, c.LookupAdapter.validate(c)...)
 	}
 	if len(c.Escalate) > 0 && c.EscalateAfter == 0 {
 		bad("escalate_after", "is required when escalate lists destinations")

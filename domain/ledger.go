@@ -24,6 +24,8 @@ type Ledger struct {
 	Drills DrillReader
 	// Observer, if set, is told of every change the Ledger wrote.
 	Observer ChangeObserver
+	// Looker makes the desk's "Look up now" lookups; nil: not offered.
+	Looker LookupRunner
 }
 
 // ChangeObserver is told of each change after it was written: the recovery

@@ -113,6 +113,18 @@ func followUp(before Operation, ch *Change, env Env) {
 	}
 	wasIn, isIn := inDeskOrApproval(before.State) && !before.State.IsZero(), inDeskOrApproval(n.State)
 	moved := before.State != n.State
+	// An operation awaiting Handoff's own lookup has not been handed off:
+	// entering unknown_outcome on a card with an adapter starts no desk
+	// clock and announces nothing; the lookup's inconclusive end does both.
+	pending := AwaitingLookup(before, env.Card)
+	if pending {
+		wasIn = false
+		moved = moved || action == ActionLookupInconclusive
+	}
+	if moved && isIn && deferToLookup(before, *n, env) {
+		n.DeskEnteredAt, n.AssignedAt, n.EscalatedAt = nil, nil, nil
+		isIn = false
+	}
 	if wasIn && moved && env.Actor.Kind == ActorPerson {
 		decision := action
 		if n.Resolution != nil {
@@ -417,6 +429,11 @@ type RecoveryStats struct {
 	P50, P90   time.Duration // time from desk entry to those resolutions
 	PerDay     []DayFlow     // oldest day first
 	ByAssignee []AssigneeLoad
+
+	// SettledByLookup are the outcomes Handoff settled by looking them up
+	// at the provider within the window (found, or an authoritative
+	// not-found re-sent): no person was asked.
+	SettledByLookup int
 }
 
 // DayFlow is one day's entries into the desk (or approval) and people's

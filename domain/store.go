@@ -92,6 +92,11 @@ type ListQuery struct {
 	InDeskBefore time.Time
 	Limit        int
 	Cursor       string
+
+	// AwaitingLookupOf leaves out the operations of these types that
+	// await Handoff's own lookup (AwaitingLookup): not handed off yet,
+	// so not on the desk.
+	AwaitingLookupOf []string
 }
 
 // OverdueQuery selects what the sweeper should look at.

@@ -169,6 +169,10 @@ func decide(op Operation, cmd Command, env Env) (Change, error) {
 		return decideSettle(op, c, env)
 	case Reconcile:
 		return decideReconcile(op, c, env)
+	case ConcludeLookup:
+		return decideConcludeLookup(op, c, env)
+	case RecordLookup:
+		return decideRecordLookup(op, c, env)
 	case ExpireLease:
 		return decideExpire(op, env)
 	case Exhaust:

@@ -125,6 +125,11 @@ type Options struct {
 	MaxWait time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// LookupRoute, if set, is told each type's sandbox as it starts; it
+	// answers true when the Handoff looks that type up itself (its card's
+	// lookup_adapter pointed at the sandbox), and the lookup cases then
+	// check Handoff's lookup instead of making their own.
+	LookupRoute func(typ, sandboxURL string) bool
 }
 
 func (o *Options) defaults() error {
@@ -190,6 +195,7 @@ func Run(ctx context.Context, opts Options, card Card) (Receipt, error) {
 
 	r := &run{opts: opts, card: card, sb: sb, sbc: sandbox.NewClient("http://"+ln.Addr().String(), opts.ProviderTimeout),
 		prefix: "drill-" + card.Name + "-" + randomHex(4)}
+	r.handoffLooksUp = opts.LookupRoute != nil && opts.LookupRoute(card.Name, "http://"+ln.Addr().String())
 	cfg := sb.Config()
 	rec := Receipt{ID: "drl_" + randomHex(10), Type: card.Name,
 		Card:       CardRef{Name: card.Name, Version: card.Version, SHA256: card.SHA256},

@@ -81,6 +81,9 @@ type Config struct {
 	RetryAfter time.Duration
 	// Now is the clock; default time.Now. POST /clock moves it further.
 	Now func() time.Time
+	// IndexLagReads is how many reads of a key the provider-shaped list
+	// misses its record for (records.go): a lagging search index.
+	IndexLagReads int
 }
 
 // Sandbox is one simulated provider.
@@ -92,6 +95,8 @@ type Sandbox struct {
 	refs    int
 	records map[string]*record // by key: the answer the provider remembers
 	history map[string][]Execution
+	reads   map[string]int // provider-shaped lookups per key (records.go)
+	lag     map[string]int // reads a key's record is missing from the list
 }
 
 type record struct {
@@ -198,6 +203,8 @@ func (s *Sandbox) Handler() http.Handler {
 	mux.HandleFunc("GET /lookup", s.lookup)
 	mux.HandleFunc("GET /executions", s.executions)
 	mux.HandleFunc("POST /clock", s.clock)
+	mux.HandleFunc("GET /v1/records", s.listRecords)
+	mux.HandleFunc("GET /v1/records/{id}", s.getRecord)
 	return mux
 }
 

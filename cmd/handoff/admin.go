@@ -113,6 +113,9 @@ func cardsCmd(args []string, stdout io.Writer) error {
 	}
 	for _, c := range cs.Sorted() {
 		fmt.Fprintf(stdout, "ok  %s (provider %s, idempotency %s, lookup %s)\n", c.Name, c.Provider, c.ProviderIdempotency, c.Lookup)
+		if a := c.LookupAdapter; a != nil {
+			fmt.Fprintf(stdout, "    lookup_adapter %s %s (window %s, authoritative %t)\n", a.Method, a.URL, a.Window, c.LookupAuthoritative)
+		}
 	}
 	return nil
 }

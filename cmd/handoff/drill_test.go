@@ -45,6 +45,7 @@ func newDrillRig(t *testing.T, cs domain.Cards) *drillRig {
 	t.Cleanup(emb.Close)
 	return &drillRig{t: t, store: s, cards: cs, dir: t.TempDir(),
 		opts: drill.Options{Workflow: emb.Workflow, Namespace: emb.Namespace, Operator: emb.Operator, Approver: emb.Approver, Notes: emb.Notes,
+			LookupRoute:    emb.LookupRoute,
 			HandoffVersion: "test", RanBy: "drill-test", MaxWait: 20 * time.Second}}
 }
 
@@ -170,8 +171,12 @@ func TestDrill_PassesOnEveryExampleCard(t *testing.T) {
 			t.Fatalf("%s case 7: a loop must never execute: %+v", name, c)
 		}
 		c4 := caseOf(t, rec, 4)
-		if want := map[bool]string{true: "completed", false: "unknown_outcome"}[dedupes]; c4.State != want || c4.Executions != 1 {
-			t.Fatalf("%s case 4: want %s with 1 execution, got %+v", name, want, c4)
+		// A lost answer ends in unknown_outcome — unless the provider
+		// deduplicates (re-sent) or Handoff's own lookup finds the record.
+		settledByLookup := !dedupes && card.LookupAdapter != nil
+		if want := map[bool]string{true: "completed", false: "unknown_outcome"}[dedupes || settledByLookup]; c4.State != want || c4.Executions != 1 ||
+			settledByLookup != (c4.SettledBy == drill.SettledByLookup) {
+			t.Fatalf("%s case 4: want %s with 1 execution (settled by lookup %t), got %+v", name, want, settledByLookup, c4)
 		}
 		c5 := caseOf(t, rec, 5)
 		if want := map[bool]int{true: 2, false: 1}[card.IsRetryable(domain.ClassRateLimited) && card.Retry.MaxAttempts > 1]; c5.Executions != want {
@@ -217,6 +222,22 @@ func TestDrill_PassesOnEveryExampleCard(t *testing.T) {
 		}
 		if c := caseOf(t, rec, 9); !resent && card.DrillLookup() == "unsure" && c.State != "unknown_outcome" {
 			t.Fatalf("%s case 9: an unsure lookup leaves it to a person, got %+v", name, c)
+		}
+		// A card with a lookup_adapter: Handoff itself looked cases 8 and
+		// 9 up (9 through a lagging index, found on a later try), and the
+		// receipt says they were settled by the lookup.
+		for _, n := range []int{8, 9} {
+			c := caseOf(t, rec, n)
+			byLookup := card.LookupAdapter != nil && !resent
+			if byLookup != (c.SettledBy == drill.SettledByLookup) || (byLookup && c.State != "completed") {
+				t.Fatalf("%s case %d: adapter %t, settled by %q in %s: %+v", name, n, card.LookupAdapter != nil, c.SettledBy, c.State, c)
+			}
+			if byLookup && n == 9 && !strings.Contains(strings.Join(c.ProviderAnswers, "\n"), "200 not_found") {
+				t.Fatalf("%s case 9: the lagging index should have missed the first try: %v", name, c.ProviderAnswers)
+			}
+			if byLookup && !strings.Contains(rec.Markdown(""), "settled by Handoff's own lookup, no person asked: case 4, 8, 9") {
+				t.Fatalf("%s: the receipt does not say which outcomes the lookup settled:\n%s", name, rec.Markdown(""))
+			}
 		}
 		// The receipt verifies against its audit event.
 		if _, err := verifyReceipt(context.Background(), rig.store, filepath.Join(rig.dir, rec.ID+".json")); err != nil {

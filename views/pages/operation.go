@@ -20,6 +20,7 @@ type OperationView struct {
 	Card         CardView
 	Retention    Retention
 	LookupLink   string
+	Lookup       LookupPanel
 	Related      []RelatedRow
 	Actions      Actions
 	Problem      Problem
