@@ -826,6 +826,25 @@ export interface components {
             lease: string;
             /** @enum {string} */
             lookup: "none" | "api" | "manual";
+            /** @description how Handoff looks an unknown outcome up itself; null without one */
+            lookup_adapter: {
+                /** @description the environment variable holding the secret; the secret is never shown */
+                auth_env: string | null;
+                /** @description answer pointer = content pointer, per compared field */
+                compare: string[];
+                done_states: string[];
+                found_status: number[];
+                method: string;
+                not_found_status: number[];
+                /** @description RFC 6901 JSON pointer to the provider's reference */
+                ref: string;
+                state: string | null;
+                /** @description a template: {provider_key}, {key}, {event_id} and {content.field}, each escaped where it stands */
+                url: string;
+                when_nonempty: string | null;
+                /** @description how long Handoff keeps looking before it concludes */
+                window: string;
+            } | null;
             lookup_authoritative: boolean;
             lookup_url: string | null;
             name: string;
