@@ -24,6 +24,9 @@ type Ledger struct {
 	Drills DrillReader
 	// Observer, if set, is told of every change the Ledger wrote.
 	Observer ChangeObserver
+	// KeyPII is what a key, event ID or correlation ID holding personal
+	// data gets; the zero value refuses.
+	KeyPII PIIGuard
 }
 
 // ChangeObserver is told of each change after it was written: the recovery

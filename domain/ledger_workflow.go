@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -41,6 +42,9 @@ func (l *Ledger) Register(ctx context.Context, actor Actor, r Registration) (Reg
 	card, err := l.Cards.Get(r.Type)
 	if err != nil {
 		return RegisterResult{}, err
+	}
+	if errs := l.identifierRules(r, card); len(errs) > 0 {
+		return RegisterResult{}, Invalid(errs...)
 	}
 	content, err := CanonicalObject(r.Content)
 	if err != nil {
@@ -390,9 +394,11 @@ func (l *Ledger) eventRegistrations(actor Actor, r EventRegistration) ([]Registr
 			// leaves an event recorded without its operations.
 			return nil, "", Errorf(ETooLarge, "%scontent is %d bytes; the limit is %d", f, len(content), MaxContentBytes)
 		}
-		if _, err := l.Cards.Get(a.Type); err != nil && a.Type != "" {
+		card, err := l.Cards.Get(a.Type)
+		if err != nil && a.Type != "" {
 			return nil, "", err
 		}
+		errs = append(errs, eventIdentifierErrors(f, i, l.identifierRules(reg, card))...)
 		regs = append(regs, reg)
 		canon = append(canon, map[string]any{"action": a.Action, "type": a.Type, "content": json.RawMessage(content)})
 	}
@@ -476,4 +482,22 @@ func (l *Ledger) Sweep(ctx context.Context, limit int) (int, error) {
 func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
+}
+
+// eventIdentifierErrors names the identifier problems of action i (field
+// prefix f) as the event's body has them: the event's own identifiers once,
+// at the top; the action's key as its action, unless the event ID alone is
+// what makes it personal.
+func eventIdentifierErrors(f string, i int, errs []FieldError) []FieldError {
+	var out []FieldError
+	eventID := slices.ContainsFunc(errs, func(e FieldError) bool { return e.Field == "event_id" })
+	for _, fe := range errs {
+		switch {
+		case fe.Field == "key" && !(eventID && strings.Contains(fe.Message, "personal data")):
+			out = append(out, FieldError{f + "action", fe.Message})
+		case (fe.Field == "event_id" || fe.Field == "correlation_id") && i == 0:
+			out = append(out, fe)
+		}
+	}
+	return out
 }

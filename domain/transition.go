@@ -346,6 +346,18 @@ func decideSettle(op Operation, c Settle, env Env) (Change, error) {
 // the card's limits are reached, and otherwise schedules the next attempt.
 func applyRetryLimits(ch *Change, env Env, retryAfter time.Duration) {
 	n := &ch.Op
+	if code := env.Card.retryRefused(); code != "" {
+		// Another layer (or nobody) retries: Handoff schedules nothing on
+		// top, so the failure is final here (invariant 8).
+		n.NextRetryAt = nil
+		n.State = FailedTerminal
+		if n.LastError == nil {
+			n.LastError = &ErrorInfo{Class: ClassUnknown}
+		}
+		n.LastError.Code = code
+		ch.Events[len(ch.Events)-1].ToState = FailedTerminal.String()
+		return
+	}
 	if RetriesExhausted(*n, env.Card, env.Now) {
 		n.NextRetryAt = nil
 		if n.LastError != nil && n.LastError.Code == CodeResendGuarded {
@@ -389,7 +401,11 @@ func decideReconcile(op Operation, c Reconcile, env Env) (Change, error) {
 	case env.Card.LookupAuthoritative:
 		ch := begin(op, env, FailedRetryable, "reconciled")
 		ch.Op.LastError = &ErrorInfo{Class: ClassNotFound, Code: "not_found_at_provider", Message: c.Evidence}
-		applyRetryLimits(&ch, env, 0)
+		if env.Card.retryRefused() != "" { // Handoff does not retry this type: a person re-sends
+			ch.Op.State, ch.Events[0].ToState = FailedTerminal, FailedTerminal.String()
+		} else {
+			applyRetryLimits(&ch, env, 0)
+		}
 		ch.Events[0].Detail = detail(map[string]any{"found": false, "authoritative": true, "evidence": c.Evidence})
 		return ch, nil
 	default:
@@ -431,8 +447,8 @@ func decideExpire(op Operation, env Env) (Change, error) {
 // retries it stays unknown_outcome: a person decides (resend_same_key is
 // theirs while the key is retained), as applyRetryLimits does for a settle.
 func resendWithinRetention(ch *Change, env Env) {
-	until, ok := env.Card.DedupUntil(ch.Op.ProviderKeyFirstSentAt)
-	if ch.Op.State != UnknownOutcome || !ok || !env.Now.Before(until) || RetriesExhausted(ch.Op, env.Card, env.Now) {
+	until, _ := env.Card.DedupUntil(ch.Op.ProviderKeyFirstSentAt)
+	if ch.Op.State != UnknownOutcome || !env.Card.autoResendSafe(ch.Op, env.Now) || RetriesExhausted(ch.Op, env.Card, env.Now) {
 		return
 	}
 	sys := env

@@ -470,7 +470,7 @@ func (r *run) timeoutAfterSuccess(ctx context.Context, cr *caseRun) error {
 	c := r.card
 	workerRetries := c.RetryLayer == "worker" && c.retryable("timeout") && c.Retry.MaxAttempts > 1
 	want := "unknown_outcome"
-	if c.dedupes() || workerRetries {
+	if c.autoResends() || workerRetries {
 		want = "completed"
 	}
 	cr.res.Expected = fmt.Sprintf("%s; never a second execution; 1 execution", want)
@@ -753,7 +753,7 @@ func (r *run) crashAfterCall(ctx context.Context, cr *caseRun, n int) (op, error
 // it to a person: the provider deduplicates by key, the key is still inside
 // its retention window, and an attempt remains.
 func (c Card) resendsLostLease(o op, now time.Time) bool {
-	return c.dedupes() && o.ProviderKeyFirstSentAt != nil && now.Before(o.ProviderKeyFirstSentAt.Add(c.retention())) &&
+	return c.autoResends() && o.ProviderKeyFirstSentAt != nil && now.Before(o.ProviderKeyFirstSentAt.Add(c.retention())) &&
 		o.Attempts < c.Retry.MaxAttempts
 }
 
@@ -777,7 +777,7 @@ func (r *run) resentAfterLostLease(ctx context.Context, cr *caseRun, o op, n int
 // lostLeaseResent is the expectation of a crash after the provider call on
 // a card whose system policy re-sends it (resendsLostLease, for the attempt
 // the crash spends).
-func (c Card) lostLeaseResent() bool { return c.dedupes() && c.Retry.MaxAttempts > 1 }
+func (c Card) lostLeaseResent() bool { return c.autoResends() && c.Retry.MaxAttempts > 1 }
 
 const expectResent = "the lease lost after begin is re-sent under the same provider key, which the provider still deduplicates; completed with its first answer; 1 execution"
 
@@ -980,6 +980,9 @@ func (r *run) resendInsideRetention(ctx context.Context, cr *caseRun) error {
 	c := r.card
 	if !c.dedupes() {
 		return errNA{"the card says the provider does not deduplicate (provider_idempotency none): nothing may be re-sent after a lost answer"}
+	}
+	if !c.autoResends() {
+		return errNA{"automatic re-sends after begin are off for this type (" + c.AutomaticResendOff + "): a lost answer goes to a person"}
 	}
 	cr.res.Expected = "the lost answer is retried under the same provider key; the provider answers the stored result; completed; 1 execution"
 	key, content := r.key(12, ""), r.content(12, "a")

@@ -80,6 +80,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 
 	ledger := domain.NewLedger(s, cards)
 	ledger.MaxCausationDepth = cfg.MaxCausationDepth
+	ledger.KeyPII = cfg.KeyPII
 	ledger.Drills = s
 	tokens := auth.NewTokens(s)
 	tokens.CacheTTL = cfg.TokenCache

@@ -1,0 +1,170 @@
+package api_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/opshandoff/handoff/domain"
+)
+
+// The duplicate paths: who retries (retry_layer), an unknown contract, and
+// personal data in identifiers — each through the HTTP contract.
+
+// dupCards are types that differ from a deduplicating mailer (key, a day's
+// retention, three attempts) in one thing each.
+func dupCards() domain.Cards {
+	mail := domain.Card{Name: "mail.send", Provider: "mailer", ProviderIdempotency: domain.IdempotencyKey,
+		ProviderKeyRetention: 24 * time.Hour, Lookup: domain.LookupManual,
+		Retry:     domain.RetryPolicy{MaxAttempts: 3, MaxElapsed: time.Hour, Backoff: time.Second, BackoffMax: time.Minute},
+		Retryable: []domain.ErrorClass{domain.ClassTransient, domain.ClassRateLimited},
+		Terminal:  []domain.ErrorClass{domain.ClassValidation, domain.ClassAuth}, Lease: 30 * time.Second}
+	cards := domain.Cards{mail.Name: mail}
+	add := func(name string, change func(*domain.Card)) {
+		c := mail
+		c.Name = name
+		change(&c)
+		cards[name] = c
+	}
+	add("mail.worker", func(c *domain.Card) { c.RetryLayer = domain.RetryByWorker })
+	add("mail.nobody", func(c *domain.Card) { c.RetryLayer = domain.RetryByNobody })
+	add("mail.unknown", func(c *domain.Card) { c.ProviderIdempotency = domain.IdempotencyUnknown })
+	add("mail.unverified", func(c *domain.Card) {
+		c.Unverified = []string{"Does the mailer dedupe message keys across accounts?"}
+	})
+	add("mail.pattern", func(c *domain.Card) { c.KeyPattern = `^evt_[0-9]+:mail$` })
+	return cards
+}
+
+// settleAs registers key of typ with a claim, begins when asked, and
+// settles with the error; it answers the settled operation.
+func (x *harness) settleAs(key, typ string, begin bool, outcome, class string) map[string]any {
+	x.t.Helper()
+	res := x.register(key, typ, map[string]any{"worker": "w-1"})
+	tok := res["claim"].(map[string]any)["lease"].(map[string]any)["token"]
+	if begin {
+		x.do("POST", opPath(res, "begin"), x.tok, map[string]any{"lease_token": tok}).ok(200)
+	}
+	return x.do("POST", opPath(res, "settle"), x.tok, map[string]any{"lease_token": tok, "outcome": outcome,
+		"error": map[string]any{"class": class, "code": "E1", "message": "the provider said no"}}).ok(200)
+}
+
+func lastErrorCode(op map[string]any) string {
+	e, _ := op["last_error"].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
+}
+
+// TestContract_RetryLayer: with retry_layer worker, the worker's SDK owns
+// the retries: a failed_retryable settle is final (failed_terminal,
+// worker_retries_exhausted, no next_retry_at) and no attempt 2 is handed
+// out. With none, nobody retries — not even the re-send a deduplicating
+// provider would make safe. With handoff, the retry is scheduled as before.
+func TestContract_RetryLayer(t *testing.T) {
+	x := newHarnessWith(t, dupCards())
+	for _, tc := range []struct {
+		typ, code string
+		begin     bool
+		class     string
+		state     string
+	}{
+		{"mail.send", "E1", true, "rate_limited", "failed_retryable"},
+		{"mail.worker", "worker_retries_exhausted", true, "rate_limited", "failed_terminal"},
+		{"mail.worker", "worker_retries_exhausted", false, "transient", "failed_terminal"},
+		{"mail.nobody", "no_automatic_retry", false, "transient", "failed_terminal"},
+	} {
+		key := tc.typ + "-" + tc.class
+		if tc.begin {
+			key += "-began"
+		}
+		op := x.settleAs(key, tc.typ, tc.begin, "failed_retryable", tc.class)
+		if op["state"] != tc.state || lastErrorCode(op) != tc.code {
+			t.Fatalf("%s: %s %q, want %s %q: %v", key, op["state"], lastErrorCode(op), tc.state, tc.code, op)
+		}
+		if tc.state == "failed_terminal" {
+			if op["next_retry_at"] != nil {
+				t.Fatalf("%s: a retry is scheduled on top of the retry layer: %v", key, op)
+			}
+			if p := x.do("POST", opPath(op, "claim"), x.tok, map[string]any{"worker": "w-2"}).problem(409, "not_claimable"); p["reason"] != "handed_off" {
+				t.Fatalf("%s: attempt 2 handed out: %v", key, p)
+			}
+		}
+	}
+	// A doubt after begin on a provider that deduplicates: Handoff re-sends
+	// under the same key, unless nobody may retry.
+	if op := x.settleAs("dedup", "mail.send", true, "unknown_outcome", "timeout"); op["state"] != "failed_retryable" {
+		t.Fatalf("handoff layer, key retained: %v", op)
+	}
+	if op := x.settleAs("dedup-none", "mail.nobody", true, "unknown_outcome", "timeout"); op["state"] != "unknown_outcome" || op["next_retry_at"] != nil {
+		t.Fatalf("retry_layer none re-sent on its own: %v", op)
+	}
+	card := x.do("GET", "/v1/operation-types/mail.nobody", x.tok, nil).ok(200)
+	if card["retry_layer"] != "none" || card["automatic_resend"] != false {
+		t.Fatalf("card: %v", card)
+	}
+}
+
+// TestContract_UnknownContract: provider_idempotency unknown, or an
+// unverified statement about de-duplication, turns off every automatic
+// re-send after begin: a lost answer goes to a person, and the card says
+// why.
+func TestContract_UnknownContract(t *testing.T) {
+	x := newHarnessWith(t, dupCards())
+	for _, typ := range []string{"mail.unknown", "mail.unverified"} {
+		if op := x.settleAs("lost-"+typ, typ, true, "unknown_outcome", "timeout"); op["state"] != "unknown_outcome" || op["next_retry_at"] != nil {
+			t.Fatalf("%s: re-sent automatically on an unknown contract: %v", typ, op)
+		}
+		card := x.do("GET", "/v1/operation-types/"+typ, x.tok, nil).ok(200)
+		why, _ := card["automatic_resend_off"].(string)
+		if card["automatic_resend"] != false || why == "" {
+			t.Fatalf("%s: card does not say re-sends are off: %v", typ, card)
+		}
+	}
+	if card := x.do("GET", "/v1/operation-types/mail.unknown", x.tok, nil).ok(200); card["provider_idempotency"] != "unknown" {
+		t.Fatalf("provider_idempotency: %v", card)
+	}
+	// A person who knows better may still confirm and retry: only the
+	// automatic re-send is off.
+	op := x.settleAs("lost-again", "mail.unknown", true, "unknown_outcome", "timeout")
+	x.do("POST", opPath(op, "resolve"), "alice", map[string]any{"action": "confirm_not_executed", "then": "retry",
+		"reason": "not in the mailer's log", "expected_version": op["version"]}).ok(200)
+}
+
+// TestContract_PersonalDataInKeys: keys, event IDs and correlation IDs with
+// an email address or a phone number are refused with the field and the
+// rule, and nothing is written; a card's key_pattern is enforced.
+func TestContract_PersonalDataInKeys(t *testing.T) {
+	x := newHarnessWith(t, dupCards())
+	refused := func(body map[string]any, path, field, rule string) {
+		t.Helper()
+		r := x.do("POST", path, x.tok, body)
+		p := r.problem(400, "validation_failed")
+		if got := r.fields(); len(got) != 1 || got[0] != field || !strings.Contains(p["errors"].([]any)[0].(map[string]any)["message"].(string), rule) {
+			t.Fatalf("%v: fields %v, want %s (%s): %v", body, got, field, rule, p)
+		}
+	}
+	op := func(key string, extra ...string) map[string]any {
+		b := map[string]any{"key": key, "type": "mail.send", "content": map[string]any{"to": "u_1"}}
+		for i := 0; i+1 < len(extra); i += 2 {
+			b[extra[i]] = extra[i+1]
+		}
+		return b
+	}
+	refused(op("alice@example.com:crm_task"), "/v1/operations", "key", "an email address")
+	refused(op("sms:+819012345678"), "/v1/operations", "key", "a phone number")
+	refused(op("sms:090-1234-5678"), "/v1/operations", "key", "a phone number")
+	refused(op("evt_1:mail", "event_id", "bob@example.org"), "/v1/operations", "event_id", "an email address")
+	refused(op("evt_1:mail", "correlation_id", "run for +44 20 7946 0958"), "/v1/operations", "correlation_id", "a phone number")
+	refused(map[string]any{"event_id": "evt_carol@example.com", "actions": []map[string]any{{"action": "mail", "type": "mail.send",
+		"content": map[string]any{"to": "u_1"}}}}, "/v1/events", "event_id", "an email address")
+	refused(map[string]any{"event_id": "evt_2", "actions": []map[string]any{{"action": "sms+819012345678", "type": "mail.send",
+		"content": map[string]any{"to": "u_1"}}}}, "/v1/events", "actions[0].action", "a phone number")
+	if list := x.do("GET", "/v1/operations", x.tok, nil).ok(200); len(list["items"].([]any)) != 0 {
+		t.Fatalf("a refused registration was written: %v", list)
+	}
+	// A key made from a hash of the personal part passes.
+	x.do("POST", "/v1/operations", x.tok, op("evt_1:mail:u_"+domain.SHA256Hex([]byte("alice@example.com"))[:16])).ok(201)
+
+	refused(map[string]any{"key": "k1", "type": "mail.pattern", "content": map[string]any{}}, "/v1/operations", "key", "key_pattern")
+	x.do("POST", "/v1/operations", x.tok, map[string]any{"key": "evt_42:mail", "type": "mail.pattern", "content": map[string]any{}}).ok(201)
+}
