@@ -33,6 +33,10 @@ func dupCards() domain.Cards {
 		c.Unverified = []string{"Does the mailer dedupe message keys across accounts?"}
 	})
 	add("mail.pattern", func(c *domain.Card) { c.KeyPattern = `^evt_[0-9]+:mail$` })
+	add("pay.charge", func(c *domain.Card) {
+		c.Provider, c.ProviderIdempotency, c.ProviderKeyRetention, c.Retry.MaxAttempts = "processor", domain.IdempotencyNone, 0, 1
+	})
+	add("digest.send", func(c *domain.Card) { c.TwinsAllowed = true; c.Retry.MaxAttempts = 1 })
 	return cards
 }
 
@@ -167,4 +171,85 @@ func TestContract_PersonalDataInKeys(t *testing.T) {
 
 	refused(map[string]any{"key": "k1", "type": "mail.pattern", "content": map[string]any{}}, "/v1/operations", "key", "key_pattern")
 	x.do("POST", "/v1/operations", x.tok, map[string]any{"key": "evt_42:mail", "type": "mail.pattern", "content": map[string]any{}}).ok(201)
+}
+
+// TestContract_Twins: while evt_1:charge is unknown_outcome, the same
+// charge under evt_1:charge-retry is not an escape hatch: it waits for a
+// person (awaiting_approval, twin_unresolved, naming the twin) and is not
+// claimable; approving it records a deliberate second execution. A card
+// may allow twins. A registration that supersedes an operation that was
+// sent waits for an approval too.
+func TestContract_Twins(t *testing.T) {
+	x := newHarnessWith(t, dupCards())
+	charge := map[string]any{"amount": 1200, "currency": "JPY", "customer": "cus_9"}
+	reg := func(key, typ string, content map[string]any, extra ...any) *reply {
+		b := map[string]any{"key": key, "type": typ, "content": content, "claim": map[string]any{"worker": "w-1"}}
+		for i := 0; i+1 < len(extra); i += 2 {
+			b[extra[i].(string)] = extra[i+1]
+		}
+		return x.do("POST", "/v1/operations", x.tok, b)
+	}
+	lose := func(r map[string]any) map[string]any {
+		tok := r["claim"].(map[string]any)["lease"].(map[string]any)["token"]
+		x.do("POST", opPath(r, "begin"), x.tok, map[string]any{"lease_token": tok}).ok(200)
+		return x.do("POST", opPath(r, "settle"), x.tok, map[string]any{"lease_token": tok, "outcome": "unknown_outcome",
+			"error": map[string]any{"class": "timeout", "message": "read timeout"}}).ok(200)
+	}
+	first := lose(reg("evt_1:charge", "pay.charge", charge).ok(201))
+	if first["state"] != "unknown_outcome" {
+		t.Fatalf("first: %v", first)
+	}
+	twin := reg("evt_1:charge-retry", "pay.charge", charge).ok(201)
+	msg, _ := twin["last_error"].(map[string]any)["message"].(string)
+	if twin["state"] != "awaiting_approval" || lastErrorCode(twin) != "twin_unresolved" || twin["claim"] != nil ||
+		!strings.Contains(msg, "evt_1:charge") || !strings.Contains(msg, first["id"].(string)) {
+		t.Fatalf("twin: %v", twin)
+	}
+	if refused, _ := twin["claim_refused"].(map[string]any); refused["reason"] != "awaiting_approval" {
+		t.Fatalf("twin claim: %v", twin)
+	}
+	x.do("POST", opPath(twin, "claim"), x.tok, map[string]any{"worker": "w-2"}).problem(409, "not_claimable")
+	// Other content under another key is no twin.
+	if other := reg("evt_2:charge", "pay.charge", map[string]any{"amount": 800}).ok(201); other["state"] != "processing" {
+		t.Fatalf("other content: %v", other)
+	}
+	approved := x.do("POST", opPath(twin, "approve"), "bob", map[string]any{"content_version": 1,
+		"reason": "the first charge never reached the processor; charge once more", "expected_version": twin["version"]}).ok(200)
+	if approved["state"] != "received" {
+		t.Fatalf("approved twin: %v", approved)
+	}
+	tl := x.do("GET", opPath(twin, "timeline"), "bob", nil).ok(200)
+	items := tl["items"].([]any)
+	last := items[len(items)-1].(map[string]any)
+	if d, _ := last["detail"].(map[string]any); last["action"] != "approved" || d["deliberate_second_execution"] == nil {
+		t.Fatalf("the approval does not record a deliberate second execution: %v", last)
+	}
+
+	// twins: allow — identical content is normal for this type.
+	lose(reg("digest:2026-12-01", "digest.send", map[string]any{"list": "ops"}).ok(201))
+	if d := reg("digest:2026-12-02", "digest.send", map[string]any{"list": "ops"}).ok(201); d["state"] != "processing" {
+		t.Fatalf("twins allowed: %v", d)
+	}
+
+	// supersedes: an original that was sent needs an approval; one that
+	// never was does not.
+	sent := lose(reg("evt_3:charge", "pay.charge", map[string]any{"amount": 5}).ok(201))
+	cancelled := x.do("POST", opPath(sent, "resolve"), "alice", map[string]any{"action": "confirm_not_executed", "then": "cancel",
+		"reason": "not at the processor", "expected_version": sent["version"]}).ok(200)
+	if cancelled["state"] != "cancelled" {
+		t.Fatalf("cancel: %v", cancelled)
+	}
+	repl := reg("evt_3:charge-v2", "pay.charge", map[string]any{"amount": 6}, "supersedes", sent["id"]).ok(201)
+	if repl["state"] != "awaiting_approval" || lastErrorCode(repl) != "supersedes_sent" {
+		t.Fatalf("supersedes a sent original: %v", repl)
+	}
+	unsent := reg("evt_4:charge", "pay.charge", map[string]any{"amount": 7}).ok(201)
+	tok := unsent["claim"].(map[string]any)["lease"].(map[string]any)["token"]
+	failed := x.do("POST", opPath(unsent, "settle"), x.tok, map[string]any{"lease_token": tok, "outcome": "failed_terminal",
+		"error": map[string]any{"class": "validation", "message": "bad amount"}}).ok(200)
+	x.do("POST", opPath(failed, "resolve"), "alice", map[string]any{"action": "cancel", "reason": "wrong amount",
+		"expected_version": failed["version"]}).ok(200)
+	if r := reg("evt_4:charge-v2", "pay.charge", map[string]any{"amount": 8}, "supersedes", unsent["id"]).ok(201); r["state"] != "processing" {
+		t.Fatalf("supersedes an original never sent: %v", r)
+	}
 }

@@ -96,7 +96,7 @@ func TestRecoveryMetrics(t *testing.T) {
 	wf := domain.Actor{Kind: domain.ActorWorkflow, Name: "w", Namespace: "campaigns"}
 	alice := person("alice@example.com", domain.RoleOperator)
 	claimed := func(key, typ string) (domain.Operation, int64) {
-		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(`{"a":1}`),
+		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(`{"a":"` + key + `"}`),
 			Claim: &domain.Claim{Worker: "w"}})
 		if err != nil {
 			t.Fatal(err)

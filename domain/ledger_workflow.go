@@ -57,6 +57,11 @@ func (l *Ledger) Register(ctx context.Context, actor Actor, r Registration) (Reg
 	if err != nil {
 		return RegisterResult{}, err
 	}
+	if !loop {
+		if r.held, err = l.hold(ctx, r, card, content); err != nil {
+			return RegisterResult{}, err
+		}
+	}
 	env := l.env(ctx, card, actor, l.Now())
 	ch, err := NewOperation(r, content, loop, env)
 	if err != nil {

@@ -92,6 +92,8 @@ func inDeskOrApproval(s State) bool { return s.InDesk() || s == AwaitingApproval
 // put it there, or the step that did.
 func DeskReason(op Operation, action string) string {
 	switch {
+	case op.State == AwaitingApproval && heldForSecondExecution(op):
+		return op.LastError.Code
 	case op.State == AwaitingApproval && op.ContentVersion > 1 && op.ContentAuthor != "":
 		return "revised"
 	case op.State == AwaitingApproval:

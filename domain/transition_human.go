@@ -232,7 +232,11 @@ func decideApprove(op Operation, c Approve, env Env) (Change, error) {
 	ch.Content = &ContentChange{Version: ContentVersion{OperationID: op.ID, Version: c.ContentVersion,
 		ApprovedBy: env.Actor.Identity(), ApprovedAt: ptr(env.Now)}}
 	ch.Events[0].Reason = c.Reason
-	ch.Events[0].Detail = detail(map[string]any{"content_version": c.ContentVersion, "content_sha256": op.ContentSHA256})
+	d := map[string]any{"content_version": c.ContentVersion, "content_sha256": op.ContentSHA256}
+	if heldForSecondExecution(op) { // the person chose to run it although it may be a second execution
+		d["deliberate_second_execution"] = map[string]any{"code": op.LastError.Code, "message": op.LastError.Message}
+	}
+	ch.Events[0].Detail = detail(d)
 	return ch, nil
 }
 

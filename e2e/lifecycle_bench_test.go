@@ -40,7 +40,7 @@ func BenchmarkLifecycle(b *testing.B) {
 }
 
 func lifecycle(b *testing.B, s *server, key string, inline bool) {
-	body := map[string]any{"key": key, "type": "crm.task.create", "content": map[string]any{"title": "Follow up", "owner": "u_9"}}
+	body := map[string]any{"key": key, "type": "crm.task.create", "content": map[string]any{"title": "Follow up", "owner": "u_9", "ref": key}}
 	claim := map[string]any{"worker": "bench", "lease_seconds": 30}
 	var id string
 	var token int64

@@ -23,7 +23,7 @@ func TestFourEyes_FollowPerson(t *testing.T) {
 
 	revised := func(key string) domain.Operation {
 		t.Helper()
-		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "coupon.issue", Content: json.RawMessage(`{"a":1}`)})
+		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "coupon.issue", Content: json.RawMessage(`{"a":"` + key + `"}`)})
 		if err != nil {
 			t.Fatal(err)
 		}

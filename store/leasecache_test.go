@@ -20,7 +20,7 @@ func registerClaimed(t *testing.T, l *domain.Ledger, key string) domain.Operatio
 	t.Helper()
 	ctx := context.Background()
 	res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
-		Content: json.RawMessage(`{"a":1}`), Claim: &domain.Claim{Worker: "w1"}})
+		Content: json.RawMessage(`{"a":"` + key + `"}`), Claim: &domain.Claim{Worker: "w1"}})
 	if err != nil || res.Claim == nil || res.Claim.Lease.Token != 1 {
 		t.Fatalf("register %s: %+v %v", key, res, err)
 	}
@@ -302,7 +302,7 @@ func TestLeaseCache_noGuessBeforeTheFirstLoad(t *testing.T) {
 	var ids []string
 	for _, k := range []string{"a", "b"} {
 		res, err := l.Register(ctx, wf, domain.Registration{Key: "evt_first:" + k, Type: "crm.task.create",
-			Content: json.RawMessage(`{"a":1}`), Claim: &domain.Claim{Worker: "w1"}})
+			Content: json.RawMessage(`{"a":"` + k + `"}`), Claim: &domain.Claim{Worker: "w1"}})
 		if err != nil || res.Claim == nil {
 			t.Fatalf("register: %+v %v", res, err)
 		}
