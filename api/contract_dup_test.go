@@ -253,3 +253,95 @@ func TestContract_Twins(t *testing.T) {
 		t.Fatalf("supersedes an original never sent: %v", r)
 	}
 }
+
+// TestContract_ProviderKeyPerContentVersion: a revision after the provider
+// key was sent is not sent under the old key. Once the earlier send is
+// known not to have executed (a validation refusal) the approved revision
+// goes out under a new provider key, the claim says why, and the timeline
+// records the change as its own event. While the earlier send may have
+// executed, the approved revision waits for a person; their "not executed"
+// lets it go out under its new key.
+func TestContract_ProviderKeyPerContentVersion(t *testing.T) {
+	x := newHarnessWith(t, dupCards())
+	sent := func(key string, content map[string]any) (map[string]any, any) {
+		r := x.do("POST", "/v1/operations", x.tok, map[string]any{"key": key, "type": "mail.send", "content": content,
+			"claim": map[string]any{"worker": "w-1"}}).ok(201)
+		tok := r["claim"].(map[string]any)["lease"].(map[string]any)["token"]
+		b := x.do("POST", opPath(r, "begin"), x.tok, map[string]any{"lease_token": tok}).ok(200)
+		if b["provider_key_content_version"] != 1.0 {
+			t.Fatalf("begin does not record the content version the key was sent with: %v", b)
+		}
+		return r, tok
+	}
+	revise := func(op map[string]any, content map[string]any) map[string]any {
+		r := x.do("POST", opPath(op, "revisions"), "alice", map[string]any{"content": content, "reason": "fix the text",
+			"expected_version": op["version"]}).ok(200)
+		return x.do("POST", opPath(r, "approve"), "bob", map[string]any{"content_version": 2, "reason": "looks right",
+			"expected_version": r["version"]}).ok(200)
+	}
+	timelineActions := func(op map[string]any) []string {
+		var out []string
+		for _, e := range x.do("GET", opPath(op, "timeline"), "bob", nil).ok(200)["items"].([]any) {
+			out = append(out, e.(map[string]any)["action"].(string))
+		}
+		return out
+	}
+
+	// The provider refused v1 (validation): it did nothing.
+	op, tok := sent("evt_5:mail", map[string]any{"text": "v1"})
+	oldKey := op["provider_key"]
+	failed := x.do("POST", opPath(op, "settle"), x.tok, map[string]any{"lease_token": tok, "outcome": "failed_terminal",
+		"error": map[string]any{"class": "validation", "message": "text too long"}}).ok(200)
+	approved := revise(failed, map[string]any{"text": "v2"})
+	if approved["state"] != "received" || approved["provider_key"] == oldKey || approved["provider_key_first_sent_at"] != nil {
+		t.Fatalf("the approved revision keeps the spent key %v: %v", oldKey, approved)
+	}
+	if acts := timelineActions(op); acts[len(acts)-1] != "provider_key_changed" {
+		t.Fatalf("no key change in the timeline: %v", acts)
+	}
+	claim := x.do("POST", opPath(op, "claim"), x.tok, map[string]any{"worker": "w-2"}).ok(200)
+	if use, _ := claim["provider_key_use"].(string); claim["provider_key"] != approved["provider_key"] || !strings.Contains(use, "new provider key") {
+		t.Fatalf("the claim does not say which key and why: %v", claim)
+	}
+
+	// v1 timed out after begin: it may have executed. The provider
+	// deduplicates, so Handoff holds a re-send under the same key; a
+	// revision approved meanwhile must not go out under that key (the
+	// provider would answer v1's result) nor under a new one (v1 may have
+	// run): it waits for a person.
+	op, tok = sent("evt_6:mail", map[string]any{"text": "v1"})
+	oldKey = op["provider_key"]
+	doubt := x.do("POST", opPath(op, "settle"), x.tok, map[string]any{"lease_token": tok, "outcome": "unknown_outcome",
+		"error": map[string]any{"class": "timeout", "message": "read timeout"}}).ok(200)
+	if doubt["state"] != "failed_retryable" {
+		t.Fatalf("doubt: %v", doubt)
+	}
+	waiting := revise(doubt, map[string]any{"text": "v2"})
+	if waiting["state"] != "unknown_outcome" || lastErrorCode(waiting) != "revision_waits_for_outcome" || waiting["provider_key"] != oldKey {
+		t.Fatalf("the revision does not wait for the earlier send's outcome: %v", waiting)
+	}
+	x.do("POST", opPath(op, "claim"), x.tok, map[string]any{"worker": "w-2"}).problem(409, "not_claimable")
+	retried := x.do("POST", opPath(op, "resolve"), "alice", map[string]any{"action": "confirm_not_executed", "then": "retry",
+		"reason": "v1 is not in the mailer's log", "expected_version": waiting["version"]}).ok(200)
+	if retried["state"] != "received" || retried["provider_key"] == oldKey {
+		t.Fatalf("after not executed the revision goes out under a new key: %v", retried)
+	}
+	if acts := timelineActions(op); acts[len(acts)-1] != "provider_key_changed" {
+		t.Fatalf("no key change in the timeline: %v", acts)
+	}
+
+	// A provider that does not deduplicate: the key means nothing there,
+	// it stays (the desk shows the re-send risk instead).
+	r := x.do("POST", "/v1/operations", x.tok, map[string]any{"key": "evt_7:charge", "type": "pay.charge",
+		"content": map[string]any{"amount": 1}, "claim": map[string]any{"worker": "w-1"}}).ok(201)
+	tok = r["claim"].(map[string]any)["lease"].(map[string]any)["token"]
+	x.do("POST", opPath(r, "begin"), x.tok, map[string]any{"lease_token": tok}).ok(200)
+	f := x.do("POST", opPath(r, "settle"), x.tok, map[string]any{"lease_token": tok, "outcome": "failed_terminal",
+		"error": map[string]any{"class": "validation", "message": "bad amount"}}).ok(200)
+	rev := x.do("POST", opPath(f, "revisions"), "alice", map[string]any{"content": map[string]any{"amount": 2}, "reason": "fix",
+		"expected_version": f["version"]}).ok(200)
+	if a := x.do("POST", opPath(rev, "approve"), "bob", map[string]any{"content_version": 2, "reason": "ok",
+		"expected_version": rev["version"]}).ok(200); a["provider_key"] != r["provider_key"] {
+		t.Fatalf("none: the key changed: %v", a)
+	}
+}

@@ -14,10 +14,12 @@ type ClaimResult struct {
 	Operation Operation
 	Lease     Lease
 	Attempt   Attempt
+	// ProviderKeyUse says which provider key this attempt sends and why.
+	ProviderKeyUse string
 }
 
 func claimResult(ch Change) ClaimResult {
-	return ClaimResult{Operation: ch.Op, Lease: *ch.Op.Lease, Attempt: ch.Attempt.Attempt}
+	return ClaimResult{Operation: ch.Op, Lease: *ch.Op.Lease, Attempt: ch.Attempt.Attempt, ProviderKeyUse: ch.KeyUse}
 }
 
 // RegisterResult is the registered (or replayed) operation, and the claim

@@ -150,6 +150,7 @@ func NewOperation(r Registration, content []byte, loop bool, env Env) (Change, e
 		}
 		ch.Op = claimed.Op
 		ch.Attempt = claimed.Attempt
+		ch.KeyUse = claimed.KeyUse
 		ch.Events = append(ch.Events, claimed.Events...)
 	}
 	followUp(Operation{}, &ch, env)

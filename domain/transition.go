@@ -54,6 +54,9 @@ type Change struct {
 	// (lease_expires_at > clock_timestamp()), or it is refused as EConflict
 	// and the Ledger decides again on a real load.
 	LiveLease bool
+	// KeyUse is, for a claim, which provider key the attempt sends and why
+	// (ProviderKeyUse): information for the claimer, nothing to write.
+	KeyUse string
 	// Before is the operation as the change was decided on (Decide sets
 	// it): the store may write only the columns that differ from it. Nil
 	// for a new operation, and for a change built another way: every
@@ -249,8 +252,9 @@ func decideClaim(op Operation, c Claim, env Env) (Change, error) {
 	att := Attempt{ID: env.NewID("att"), OperationID: op.ID, Number: n.Attempts, Worker: c.Worker,
 		LeaseToken: n.LeaseToken, ClaimedAt: env.Now}
 	ch.Attempt = &AttemptChange{New: true, Attempt: att}
+	ch.KeyUse = ProviderKeyUse(*n, env.Card)
 	ch.Events[0].Detail = detail(map[string]any{"worker": c.Worker, "attempt": att.Number, "attempt_id": att.ID,
-		"lease_expires_at": n.Lease.ExpiresAt})
+		"lease_expires_at": n.Lease.ExpiresAt, "provider_key": n.ProviderKey, "provider_key_use": ch.KeyUse})
 	return ch, nil
 }
 
@@ -300,6 +304,7 @@ func decideBegin(op Operation, c Begin, env Env) (Change, error) {
 	ch := begin(op, env, ActionPending, "began")
 	if ch.Op.ProviderKeyFirstSentAt == nil {
 		ch.Op.ProviderKeyFirstSentAt = ptr(env.Now)
+		ch.Op.ProviderKeySentVersion = op.ContentVersion // this key now belongs to this content
 	}
 	ch.Attempt = &AttemptChange{Attempt: Attempt{OperationID: op.ID, Number: op.Attempts, BeganAt: ptr(env.Now)}}
 	return ch, nil
