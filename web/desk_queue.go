@@ -181,6 +181,9 @@ func queueRow(op domain.Operation, card domain.Card, now time.Time, me *domain.A
 		EventID: op.EventID, State: op.State.String(), Assignee: op.Assignee, Attempts: op.Attempts,
 		Version: op.Version, CreatedAt: op.CreatedAt, Since: op.CreatedAt,
 		NextDecision: nextDecision(op), Mine: me != nil && op.AssignedTo(*me)}
+	if e := op.LastError; e != nil && (e.Code == domain.CodeTwinUnresolved || e.Code == domain.CodeSupersedesSent || e.Code == domain.CodeRevisionWaits) {
+		r.Twin = e.Message
+	}
 	if op.DeskEnteredAt != nil { // an item's age is how long it has waited for a person
 		r.Since = *op.DeskEnteredAt
 	}
@@ -213,6 +216,9 @@ func nextDecision(op domain.Operation) string {
 		}
 		return "Fix the cause, then retry or cancel."
 	case domain.AwaitingApproval:
+		if e := op.LastError; e != nil && (e.Code == domain.CodeTwinUnresolved || e.Code == domain.CodeSupersedesSent) {
+			return "Find out whether the other operation executed; approve only to run this one deliberately a second time, or reject it."
+		}
 		return "Someone other than the author approves or rejects content version " + strconv.Itoa(op.ContentVersion) + "."
 	case domain.Completed, domain.Cancelled:
 		return "Nothing: it is " + components.StateLabel(op.State.String()) + "."

@@ -73,6 +73,20 @@ func addTemplateFields(c domain.Card, add func(name, value, meaning string, warn
 	default:
 		add("retry_layer", "handoff", "Handoff schedules every retry; workers and provider SDKs must not retry on their own, or the retries multiply.", false)
 	}
+	add("key_pattern", or(c.KeyPattern, "none"), "A regular expression every key of this type must match; keys, event IDs and correlation IDs with an email address or a phone number are refused whatever it says (HANDOFF_KEY_PII).", false)
+	if c.TwinsAllowed {
+		add("twins", "allow", "The same content under another key runs even while an earlier one's outcome is open: identical content is normal for this type.", false)
+	} else {
+		add("twins", "hold", "The same content under another key waits for a person while an earlier one is action_pending, unknown_outcome or failed_terminal: a new key is not an escape hatch.", false)
+	}
+	switch c.Concurrency() {
+	case domain.ConcurrencySerialises:
+		add("provider_concurrency", "serialises", "Concurrent requests under one provider key: the provider runs the first and answers the second with its result.", false)
+	case domain.ConcurrencyRejects:
+		add("provider_concurrency", "rejects", "Concurrent requests under one provider key: the provider refuses the second while the first runs (a conflict, safe to retry later).", false)
+	default:
+		add("provider_concurrency", "unknown", "Nobody has established what the provider does with concurrent requests under one key: two workers holding one key could both act. Handoff's lease keeps it to one.", true)
+	}
 	if why := c.AutoResendOff(); why != "" {
 		add("automatic_resend", "off", "Handoff never re-sends automatically after the call began: "+why+". A doubt after begin always goes to a person.", true)
 	}

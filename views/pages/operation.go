@@ -20,6 +20,8 @@ type OperationView struct {
 	Card         CardView
 	Retention    Retention
 	LookupLink   string
+	// ProviderKeyUse says which provider key the next attempt sends and why.
+	ProviderKeyUse string
 	Related      []RelatedRow
 	Actions      Actions
 	Problem      Problem
