@@ -24,6 +24,9 @@ type Ledger struct {
 	Drills DrillReader
 	// Observer, if set, is told of every change the Ledger wrote.
 	Observer ChangeObserver
+	// Events, if set, is told of every event received for the first time
+	// (a redelivery is not counted again).
+	Events EventObserver
 	// KeyPII is what a key, event ID or correlation ID holding personal
 	// data gets; the zero value refuses.
 	KeyPII PIIGuard
@@ -32,6 +35,9 @@ type Ledger struct {
 // ChangeObserver is told of each change after it was written: the recovery
 // metrics count desk entries, resolutions, attempts and effects from it.
 type ChangeObserver interface{ Observe(Change) }
+
+// EventObserver is told of each incoming event recorded for the first time.
+type EventObserver interface{ ObserveEvent(Event) }
 
 func (l *Ledger) observe(ch Change) {
 	if l.Observer != nil && !ch.Unchanged {

@@ -353,6 +353,9 @@ func (l *Ledger) RegisterEvent(ctx context.Context, actor Actor, r EventRegistra
 	if ev.Fingerprint != fp {
 		return EventResult{}, Errorf(EFingerprint, "event %q was delivered before with different actions", r.EventID)
 	}
+	if created && l.Events != nil {
+		l.Events.ObserveEvent(ev)
+	}
 	// Each registration is idempotent, so a redelivery after a crash midway
 	// registers whatever the first delivery did not.
 	res := EventResult{Event: ev, Created: created}
