@@ -3,6 +3,7 @@ package domain
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 )
@@ -27,6 +28,8 @@ type Ledger struct {
 	// Events, if set, is told of every event received for the first time
 	// (a redelivery is not counted again).
 	Events EventObserver
+	// Log, if set, gets one line per written change (ledger_log.go).
+	Log *slog.Logger
 	// KeyPII is what a key, event ID or correlation ID holding personal
 	// data gets; the zero value refuses.
 	KeyPII PIIGuard
@@ -40,9 +43,13 @@ type ChangeObserver interface{ Observe(Change) }
 type EventObserver interface{ ObserveEvent(Event) }
 
 func (l *Ledger) observe(ch Change) {
-	if l.Observer != nil && !ch.Unchanged {
+	if ch.Unchanged {
+		return
+	}
+	if l.Observer != nil {
 		l.Observer.Observe(ch)
 	}
+	l.logChange(ch)
 }
 
 // NewLedger wires a ledger with the real clock and randomness.

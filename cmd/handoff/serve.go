@@ -81,6 +81,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	ledger := domain.NewLedger(s, cards)
 	ledger.MaxCausationDepth = cfg.MaxCausationDepth
 	ledger.KeyPII = cfg.KeyPII
+	ledger.Log = slog.Default()
 	ledger.Drills = s
 	tokens := auth.NewTokens(s)
 	tokens.CacheTTL = cfg.TokenCache
