@@ -36,6 +36,10 @@ var cases = []caseFunc{
 	{"content revised after approval", (*run).revisedAfterApproval},
 	{"a resend after the key's retention has passed", (*run).resendAfterRetention},
 	{"a resend inside retention, on a deduplicating provider", (*run).resendInsideRetention},
+	{"a validation error: a permanent refusal, held without retry", (*run).validationRefused},
+	{"an auth error: a permanent refusal, held without retry", (*run).authRefused},
+	{"a provider 5xx before and after begin", (*run).serverError},
+	{"a revision after a lost answer, on a provider that remembers keys", (*run).revisionAfterLostAnswer},
 }
 
 // run is one drill of one type.
@@ -260,6 +264,8 @@ func classify(reply sandbox.Reply) (client.Result, error) {
 		return client.Result{}, &client.ProviderError{Class: "rate_limited", Code: "429", Message: reply.Message, RetryAfter: reply.RetryAfter}
 	case reply.Status == http.StatusUnprocessableEntity:
 		return client.Result{}, &client.ProviderError{Class: "conflict", Code: "422", Message: reply.Message}
+	case reply.Status == http.StatusUnauthorized || reply.Status == http.StatusForbidden:
+		return client.Result{}, &client.ProviderError{Class: "auth", Code: fmt.Sprint(reply.Status), Message: reply.Message}
 	case reply.Status >= 500:
 		return client.Result{}, &client.ProviderError{Class: "transient", Code: fmt.Sprint(reply.Status), Message: reply.Message}
 	}

@@ -130,7 +130,7 @@ func TestDrill_PassesOnEveryExampleCard(t *testing.T) {
 	}
 	for name, rec := range recs {
 		card := cs[name]
-		if rec.Verdict != drill.VerdictPass || len(rec.Cases) != 12 {
+		if rec.Verdict != drill.VerdictPass || len(rec.Cases) != 16 {
 			t.Fatalf("%s: verdict %s with %d cases\n%s", name, rec.Verdict, len(rec.Cases), rec.Markdown(""))
 		}
 		if rec.Card.Version != card.Version || rec.Card.SHA256 != card.SHA256 || rec.Card.SHA256 == "" || rec.RanBy != "drill-test" || rec.HandoffVersion != "test" {
@@ -416,5 +416,31 @@ func TestDrillCommand_AgainstARunningHandoff(t *testing.T) {
 	// Without a token the drill does not start.
 	if err := run(ctx, []string{"drill", "--url", emb.URL}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "--token") {
 		t.Fatalf("want a refusal without --token, got %v", err)
+	}
+}
+
+// TestDrill_FailsACardThatRetriesAPermanentError: a card listing auth as
+// retryable fails its drill: the provider refused the request, and every
+// retry is refused again.
+func TestDrill_FailsACardThatRetriesAPermanentError(t *testing.T) {
+	rig := newDrillRig(t, cardsFrom(t, `
+- name: retries.auth
+  provider: sandboxed
+  provider_idempotency: none
+  retry: {max_attempts: 3, backoff: 1s}
+  retryable: [transient, rate_limited, auth]
+  terminal: [validation]
+  drill: {adapter: sandbox}
+`))
+	recs, err := rig.drill()
+	if err == nil || !strings.Contains(err.Error(), "retries.auth: fail") {
+		t.Fatalf("want the drill to fail, got %v", err)
+	}
+	rec := recs["retries.auth"]
+	if c := caseOf(t, rec, 14); c.Verdict != drill.VerdictFail || !strings.Contains(c.Explanation, "lists auth as retryable") {
+		t.Fatalf("case 14 should fail on the retried auth error, got %+v", c)
+	}
+	if c := caseOf(t, rec, 13); c.Verdict != drill.VerdictPass || c.State != "failed_terminal" || c.Executions != 0 {
+		t.Fatalf("case 13: a validation refusal is held without retry, got %+v", c)
 	}
 }
