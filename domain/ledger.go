@@ -23,6 +23,9 @@ type Ledger struct {
 	// Drills reads the stored drill receipts for the Types page; nil when
 	// the wiring tracks none.
 	Drills DrillReader
+	// DrillLog records the receipts drills send (RecordDrill); nil when the
+	// wiring keeps none.
+	DrillLog DrillWriter
 	// Observer, if set, is told of every change the Ledger wrote.
 	Observer ChangeObserver
 	// Events, if set, is told of every event received for the first time

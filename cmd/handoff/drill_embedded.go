@@ -70,6 +70,7 @@ func (p drillPeople) Authenticate(_ context.Context, bearer string) (domain.Acto
 func startEmbedded(ctx context.Context, s *store.Store, cards domain.Cards) (*embeddedHandoff, error) {
 	speed, notes := drillSpeedCards(cards)
 	ledger := domain.NewLedger(s, speed)
+	ledger.Drills, ledger.DrillLog = s, s // a drill --url against it records its receipts here
 	tokens := auth.NewTokens(s)
 	secret, _, err := tokens.Create(ctx, "drill", "drill-"+hexToken(4))
 	if err != nil {

@@ -63,7 +63,7 @@ func (r *drillRig) drill(names ...string) (map[string]drill.Receipt, error) {
 		}
 		list = keep
 	}
-	recs, err := drillAndRecord(ctx, r.store, r.opts, list, r.dir, io.Discard)
+	recs, err := drillAndRecord(ctx, recordIn(r.store), r.opts, list, r.dir, io.Discard)
 	out := map[string]drill.Receipt{}
 	for _, rec := range recs {
 		raw, rerr := os.ReadFile(filepath.Join(r.dir, rec.ID+".json"))
@@ -384,7 +384,10 @@ func TestDrill_WithoutPeopleIsIncomplete(t *testing.T) {
 // that Handoff's database.
 func TestDrillCommand_AgainstARunningHandoff(t *testing.T) {
 	dbURL := storetest.URL(t)
-	t.Setenv("HANDOFF_DATABASE_URL", dbURL)
+	// The drill's own environment names another database (a stray
+	// ./handoff.db): the receipt must land at the Handoff it drilled.
+	stray := storetest.URL(t)
+	t.Setenv("HANDOFF_DATABASE_URL", stray)
 	ctx := context.Background()
 	s, err := store.Open(ctx, dbURL)
 	if err != nil {
@@ -412,6 +415,15 @@ func TestDrillCommand_AgainstARunningHandoff(t *testing.T) {
 	sums, err := s.DrillSummaries(ctx)
 	if err != nil || sums["payment.charge"].LastPass == nil || !sums["payment.charge"].Drilled(cs["payment.charge"]) {
 		t.Fatalf("the passing receipt is stored and names the card as served: %+v %v", sums, err)
+	}
+	// Its hash is in the drilled Handoff's audit trail, under the drill's token.
+	e, found, err := s.DrillAudit(ctx, sums["payment.charge"].LastPass.ID)
+	if err != nil || !found || e.Actor.Kind != domain.ActorWorkflow || detailField(e, "sha256") != sums["payment.charge"].LastPass.SHA256 {
+		t.Fatalf("drill_recorded at the server: %+v %v %v", e, found, err)
+	}
+	// The receipt file verifies against the server's audit trail.
+	if _, err := verifyReceipt(ctx, s, filepath.Join(dir, sums["payment.charge"].LastPass.ID+".json")); err != nil {
+		t.Fatal(err)
 	}
 	// Without a token the drill does not start.
 	if err := run(ctx, []string{"drill", "--url", emb.URL}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "--token") {
