@@ -43,6 +43,10 @@ func TestDesk_DuplicatePaths(t *testing.T) {
 	if got := text(ap.doc); !strings.Contains(got, "twin_unresolved") || !strings.Contains(got, first.ID) {
 		t.Fatalf("the approvals page does not name the twin: %s", got)
 	}
+	q := d.get("ada", "/desk/queue").want(http.StatusOK)
+	if marks := q.all("row-twin"); len(marks) != 1 || !strings.Contains(attr(marks[0], "title"), "evt_1:crm_task-again") {
+		t.Fatalf("the queue does not flag the item a twin waits on: %d marks", len(marks))
+	}
 	op := d.get("ada", "/desk/operations/"+first.ID).want(http.StatusOK)
 	if use := op.all("provider-key-use"); len(use) != 1 || !strings.Contains(text(use[0]), first.ProviderKey) {
 		t.Fatalf("the operation page does not say which provider key is used: %v", use)

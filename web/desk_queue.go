@@ -63,6 +63,7 @@ func (s *server) listPage(c *gin.Context, all bool) {
 		if next != "" {
 			v.Next = listURL(v.Path(), f, next)
 		}
+		s.markTwins(c, person, v.Rows)
 	}
 	if err != nil {
 		// A filter that cannot be read is shown beside the form, which stays
@@ -203,6 +204,28 @@ func errorText(e domain.ErrorInfo) string {
 		parts = append(parts, e.Message)
 	}
 	return strings.Join(parts, " · ")
+}
+
+// markTwins flags the rows that a registration under another key is held
+// for (twin_unresolved): deciding one decides whether the other may run.
+// One query for the page: the held twins, whose hold names the original.
+func (s *server) markTwins(c *gin.Context, person domain.Actor, rows []pages.QueueRow) {
+	if len(rows) == 0 {
+		return
+	}
+	q := domain.ListQuery{States: []domain.State{domain.AwaitingApproval}, Limit: 200,
+		Error: &domain.ErrorKind{Class: domain.ClassConflict.String(), Code: domain.CodeTwinUnresolved}}
+	held, _, err := s.ledger.DeskQueue(c.Request.Context(), person, q, "")
+	if err != nil {
+		return // a marker, not the page: the queue stays usable without it
+	}
+	for i := range rows {
+		for _, h := range held {
+			if rows[i].Twin == "" && strings.Contains(h.LastError.Message, "("+rows[i].ID+")") {
+				rows[i].Twin = "The same content under " + h.Key + " waits for approval until this one is decided."
+			}
+		}
+	}
 }
 
 // nextDecision says in words what the operation needs from a person.
