@@ -10,6 +10,7 @@ import (
 
 	"github.com/opshandoff/handoff/auth"
 	"github.com/opshandoff/handoff/cards"
+	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/store"
 )
 
@@ -41,8 +42,21 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 		fs := flag.NewFlagSet("token create", flag.ContinueOnError)
 		ns := fs.String("namespace", "", "the one namespace the token may act in")
 		name := fs.String("name", "", "who or what holds the token")
+		drillRole := fs.String("drill-person", "", "operator or approver: a drill credential acting as a person with that role, for handoff drill --url")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
+		}
+		if *drillRole != "" {
+			role, err := domain.ParseRole(*drillRole)
+			if err != nil {
+				return fmt.Errorf("token create: --drill-person is operator or approver")
+			}
+			secret, tok, err := tokens.CreateDrillPerson(ctx, *name, role)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "created drill credential %s (%s) acting as an %s; it is shown only once:\n%s\n", tok.ID, tok.Name, tok.PersonRole, secret)
+			return nil
 		}
 		secret, tok, err := tokens.Create(ctx, *ns, *name)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/opshandoff/handoff/cards"
+	"github.com/opshandoff/handoff/client"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/drill"
 	"github.com/opshandoff/handoff/store"
@@ -454,5 +455,57 @@ func TestDrill_FailsACardThatRetriesAPermanentError(t *testing.T) {
 	}
 	if c := caseOf(t, rec, 13); c.Verdict != drill.VerdictPass || c.State != "failed_terminal" || c.Executions != 0 {
 		t.Fatalf("case 13: a validation refusal is held without retry, got %+v", c)
+	}
+}
+
+// TestDrillCommand_WithDrillCredentials: against a Handoff whose people
+// have no bearer tokens (a development sign-in), an admin issues two drill
+// credentials — an operator and an approver, two people for four eyes —
+// and the drill of a type that needs revising and approving passes; its
+// receipt is recorded at that Handoff.
+func TestDrillCommand_WithDrillCredentials(t *testing.T) {
+	dbURL := storetest.URL(t)
+	t.Setenv("HANDOFF_DATABASE_URL", dbURL)
+	ctx := context.Background()
+	s, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cs := exampleCards(t)
+	versions, err := s.SyncCards(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stampCards(cs, versions)
+	emb, err := startEmbedded(ctx, s, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Close()
+	var out, errOut strings.Builder
+	creds := map[string]string{}
+	for _, role := range []string{"operator", "approver"} {
+		out.Reset()
+		if err := run(ctx, []string{"token", "create", "--drill-person", role, "--name", "drill-" + role}, &out, &errOut); err != nil {
+			t.Fatalf("token create --drill-person %s: %v", role, err)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		creds[role] = lines[len(lines)-1]
+	}
+	out.Reset()
+	err = run(ctx, []string{"drill", "--type", "coupon.issue", "--url", emb.URL, "--token", emb.Workflow.Token,
+		"--operator-token", creds["operator"], "--approver-token", creds["approver"], "--receipts", t.TempDir()}, &out, &errOut)
+	if err != nil || !strings.Contains(out.String(), "PASS coupon.issue") {
+		t.Fatalf("drill: %v\n%s", err, out.String())
+	}
+	sums, err := s.DrillSummaries(ctx)
+	if err != nil || !sums["coupon.issue"].Drilled(cs["coupon.issue"]) {
+		t.Fatalf("the passing receipt is recorded at the drilled Handoff: %+v %v", sums, err)
+	}
+	// A drill credential is a person, not a workflow: it cannot register.
+	c := client.New(emb.URL, creds["approver"])
+	if err := c.Call(ctx, "POST", "/v1/operations", map[string]any{"key": "k", "type": "coupon.issue", "content": map[string]any{}}, nil); !client.IsCode(err, "forbidden") {
+		t.Fatalf("a drill credential registered an operation: %v", err)
 	}
 }

@@ -14,6 +14,14 @@ UPDATE operations SET provider_key_content_version = 1
 CREATE INDEX operations_twins ON operations (namespace, fingerprint)
     WHERE state IN ('action_pending', 'unknown_outcome', 'failed_terminal');
 
+-- A drill credential is an API token that acts as a person with a role
+-- (operator or approver), issued by an admin with handoff token create
+-- --drill-person, so a drill can revise and approve against a Handoff whose
+-- people sign in without an OIDC provider that issues bearer tokens. ''
+-- for a workflow token.
+ALTER TABLE api_tokens ADD COLUMN person_role text NOT NULL DEFAULT '';
+
 -- +goose Down
+ALTER TABLE api_tokens DROP COLUMN person_role;
 DROP INDEX IF EXISTS operations_twins;
 ALTER TABLE operations DROP COLUMN provider_key_content_version;
