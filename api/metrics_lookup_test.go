@@ -32,6 +32,7 @@ func TestLookupMetrics(t *testing.T) {
 	base := contractCards()["crm.task.create"]
 	list := base
 	list.Name, list.Lookup, list.NotifyURL = "crm.list", domain.LookupAPI, ""
+	list.TwinsAllowed = true // the same content under three keys is this scenario, not a twin to hold
 	list.LookupAdapter = &domain.LookupAdapter{Method: "GET", URL: crm.URL + "/v1/records?external_id={provider_key}",
 		Found: domain.LookupFound{Status: []int{200}, Ref: "/data/0/id", WhenNonempty: "/data",
 			Compare: []domain.LookupCompare{{Answer: "/data/0/params", Content: ""}}}}

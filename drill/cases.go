@@ -36,6 +36,10 @@ var cases = []caseFunc{
 	{"content revised after approval", (*run).revisedAfterApproval},
 	{"a resend after the key's retention has passed", (*run).resendAfterRetention},
 	{"a resend inside retention, on a deduplicating provider", (*run).resendInsideRetention},
+	{"a validation error: a permanent refusal, held without retry", (*run).validationRefused},
+	{"an auth error: a permanent refusal, held without retry", (*run).authRefused},
+	{"a provider 5xx before and after begin", (*run).serverError},
+	{"a revision after a lost answer, on a provider that remembers keys", (*run).revisionAfterLostAnswer},
 }
 
 // run is one drill of one type.
@@ -262,6 +266,8 @@ func classify(reply sandbox.Reply) (client.Result, error) {
 		return client.Result{}, &client.ProviderError{Class: "rate_limited", Code: "429", Message: reply.Message, RetryAfter: reply.RetryAfter}
 	case reply.Status == http.StatusUnprocessableEntity:
 		return client.Result{}, &client.ProviderError{Class: "conflict", Code: "422", Message: reply.Message}
+	case reply.Status == http.StatusUnauthorized || reply.Status == http.StatusForbidden:
+		return client.Result{}, &client.ProviderError{Class: "auth", Code: fmt.Sprint(reply.Status), Message: reply.Message}
 	case reply.Status >= 500:
 		return client.Result{}, &client.ProviderError{Class: "transient", Code: fmt.Sprint(reply.Status), Message: reply.Message}
 	}
@@ -477,7 +483,7 @@ func (r *run) timeoutAfterSuccess(ctx context.Context, cr *caseRun) error {
 	c := r.card
 	workerRetries := c.RetryLayer == "worker" && c.retryable("timeout") && c.Retry.MaxAttempts > 1
 	want := "unknown_outcome"
-	if c.dedupes() || workerRetries {
+	if c.autoResends() || workerRetries {
 		want = "completed"
 	}
 	cr.res.Expected = fmt.Sprintf("%s; never a second execution; 1 execution", want)
@@ -763,7 +769,7 @@ func (r *run) crashAfterCall(ctx context.Context, cr *caseRun, n int) (op, error
 // it to a person: the provider deduplicates by key, the key is still inside
 // its retention window, and an attempt remains.
 func (c Card) resendsLostLease(o op, now time.Time) bool {
-	return c.dedupes() && o.ProviderKeyFirstSentAt != nil && now.Before(o.ProviderKeyFirstSentAt.Add(c.retention())) &&
+	return c.autoResends() && o.ProviderKeyFirstSentAt != nil && now.Before(o.ProviderKeyFirstSentAt.Add(c.retention())) &&
 		o.Attempts < c.Retry.MaxAttempts
 }
 
@@ -787,7 +793,7 @@ func (r *run) resentAfterLostLease(ctx context.Context, cr *caseRun, o op, n int
 // lostLeaseResent is the expectation of a crash after the provider call on
 // a card whose system policy re-sends it (resendsLostLease, for the attempt
 // the crash spends).
-func (c Card) lostLeaseResent() bool { return c.dedupes() && c.Retry.MaxAttempts > 1 }
+func (c Card) lostLeaseResent() bool { return c.autoResends() && c.Retry.MaxAttempts > 1 }
 
 const expectResent = "the lease lost after begin is re-sent under the same provider key, which the provider still deduplicates; completed with its first answer; 1 execution"
 
@@ -998,6 +1004,9 @@ func (r *run) resendInsideRetention(ctx context.Context, cr *caseRun) error {
 	c := r.card
 	if !c.dedupes() {
 		return errNA{"the card says the provider does not deduplicate (provider_idempotency none): nothing may be re-sent after a lost answer"}
+	}
+	if !c.autoResends() {
+		return errNA{"automatic re-sends after begin are off for this type (" + c.AutomaticResendOff + "): a lost answer goes to a person"}
 	}
 	cr.res.Expected = "the lost answer is retried under the same provider key; the provider answers the stored result; completed; 1 execution"
 	key, content := r.key(12, ""), r.content(12, "a")

@@ -59,6 +59,10 @@ const (
 	FaultServerError  = "server_error"
 	FaultSlow         = "slow"
 	FaultLookupMiss   = "lookup_miss"
+	// FaultValidation and FaultAuth refuse the request before executing
+	// it (400 and 401): the provider proves it did nothing.
+	FaultValidation = "validation"
+	FaultAuth       = "auth"
 )
 
 // FaultHeader is the request header naming the fault to inject.
@@ -235,6 +239,12 @@ func (s *Sandbox) execute(w http.ResponseWriter, r *http.Request) {
 		return
 	case FaultServerError:
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "unavailable; nothing was executed"})
+		return
+	case FaultValidation:
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid request; nothing was executed"})
+		return
+	case FaultAuth:
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "credentials refused; nothing was executed"})
 		return
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("unknown fault %q", fault)})

@@ -79,6 +79,7 @@ func startEmbedded(ctx context.Context, s *store.Store, cards domain.Cards) (*em
 	}
 	notes = append(notes, lookupNotes...)
 	ledger := domain.NewLedger(s, speed)
+	ledger.Drills, ledger.DrillLog = s, s // a drill --url against it records its receipts here
 	tokens := auth.NewTokens(s)
 	secret, _, err := tokens.Create(ctx, domain.DrillNamespace, "drill-"+hexToken(4))
 	if err != nil {

@@ -91,7 +91,10 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 
 	ledger := domain.NewLedger(s, cards)
 	ledger.MaxCausationDepth = cfg.MaxCausationDepth
+	ledger.KeyPII = cfg.KeyPII
+	ledger.Log = slog.Default()
 	ledger.Drills = s
+	ledger.DrillLog = s
 	tokens := auth.NewTokens(s)
 	tokens.CacheTTL = cfg.TokenCache
 	signIn, people, err := cfg.SignIn.wire(ctx, cfg.Addr, s)
