@@ -22,7 +22,7 @@ type auditEventJSON struct {
 	FromState *string         `json:"from_state" schema:"enum=states"`
 	ToState   *string         `json:"to_state" schema:"enum=states"`
 	Reason    *string         `json:"reason"`
-	Detail    json.RawMessage `json:"detail" schema:"object" doc:"evidence, error or result: what the reader needs"`
+	Detail    json.RawMessage `json:"detail" schema:"object,nullable" doc:"evidence, error or result: what the reader needs; null when the event has none"`
 	RequestID *string         `json:"request_id"`
 	PrevHash  string          `json:"prev_hash"`
 	Hash      string          `json:"hash"`

@@ -28,6 +28,7 @@ func openAPIDocument(rs []route) map[string]any {
 		"openapi": "3.1.0",
 		"info": map[string]any{"title": "Handoff API", "version": "1",
 			"description": "An operation ledger with a human reconciliation desk. Errors are RFC 9457 problem details."},
+		"servers":  []any{map[string]any{"url": "/", "description": "the server this document was read from"}},
 		"tags":     tagList(rs),
 		"paths":    paths,
 		"security": []any{map[string]any{"bearer": []string{}}},
@@ -45,7 +46,7 @@ func tagList(rs []route) []any {
 	for _, r := range rs {
 		if !seen[r.Tag] {
 			seen[r.Tag] = true
-			out = append(out, map[string]any{"name": r.Tag})
+			out = append(out, map[string]any{"name": r.Tag, "description": tagDescriptions[r.Tag]})
 		}
 	}
 	return out
@@ -53,7 +54,7 @@ func tagList(rs []route) []any {
 
 // operation is one route's OpenAPI operation object.
 func (set schemaSet) operation(r route) map[string]any {
-	op := map[string]any{"operationId": r.ID, "summary": r.Summary, "tags": []string{r.Tag}}
+	op := map[string]any{"operationId": r.ID, "summary": r.Summary, "description": routeDescriptions[r.ID], "tags": []string{r.Tag}}
 	var params []any
 	for _, seg := range strings.Split(r.Path, "/") {
 		if name, ok := strings.CutPrefix(seg, ":"); ok {

@@ -11,29 +11,6 @@ import (
 	"github.com/opshandoff/handoff/domain"
 )
 
-// statusOf is THE map from domain error codes to HTTP statuses (API.md,
-// "Errors"). A code missing here is a bug and answers 500.
-var statusOf = map[domain.Code]int{
-	domain.EInvalid:            http.StatusBadRequest,
-	domain.EInvalidJSON:        http.StatusBadRequest,
-	domain.EUnauthenticated:    http.StatusUnauthorized,
-	domain.EForbidden:          http.StatusForbidden,
-	domain.ENotFound:           http.StatusNotFound,
-	domain.EFingerprint:        http.StatusUnprocessableEntity,
-	domain.EUnknownType:        http.StatusUnprocessableEntity,
-	domain.ENotClaimable:       http.StatusConflict,
-	domain.EStaleLease:         http.StatusConflict,
-	domain.EInvalidTransition:  http.StatusConflict,
-	domain.EVersionConflict:    http.StatusConflict,
-	domain.EOriginalUnresolved: http.StatusConflict,
-	// The Ledger retries lost compare-and-sets itself; one that escapes is
-	// still a conflict with another writer, not a server fault.
-	domain.EConflict:    http.StatusConflict,
-	domain.ETooLarge:    http.StatusRequestEntityTooLarge,
-	domain.EUnavailable: http.StatusServiceUnavailable,
-	domain.EInternal:    http.StatusInternalServerError,
-}
-
 // titles are the short, fixed summaries of each problem type.
 var titles = map[domain.Code]string{
 	domain.EInvalid:            "The request is not valid",
@@ -54,13 +31,9 @@ var titles = map[domain.Code]string{
 	domain.EInternal:           "Internal error",
 }
 
-// Status is the HTTP status of a domain error code.
-func Status(code domain.Code) int {
-	if s, ok := statusOf[code]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
+// Status is the HTTP status of a domain error code: the one table in
+// domain/error_status.go, shared with the desk.
+func Status(code domain.Code) int { return domain.HTTPStatus(code) }
 
 // defaultRetryAfter is what 503 answers advise when the cause gave no hint.
 const defaultRetryAfter = 2

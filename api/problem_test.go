@@ -29,8 +29,8 @@ func TestStatus(t *testing.T) {
 			t.Errorf("Status(%s) = %d, want %d", code, got, status)
 		}
 	}
-	if len(statusOf) != len(want)-1 || len(titles) != len(statusOf) {
-		t.Errorf("statusOf has %d codes, titles %d; the test knows %d", len(statusOf), len(titles), len(want)-1)
+	if len(domain.Codes()) != len(want)-1 || len(titles) != len(domain.Codes()) {
+		t.Errorf("domain.Codes() has %d codes, titles %d; the test knows %d", len(domain.Codes()), len(titles), len(want)-1)
 	}
 }
 

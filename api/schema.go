@@ -84,7 +84,7 @@ var enumValues = map[string][]string{
 	"batch_outcomes": {domain.BatchWouldApply, domain.BatchApplied, domain.BatchSkipped},
 	"actor_kinds":    names(domain.ActorKinds),
 	"roles":          names(domain.Roles),
-	"idempotency":    names([]domain.ProviderIdempotency{domain.IdempotencyNone, domain.IdempotencyKey, domain.IdempotencyKeyAndParams}),
+	"idempotency":    names([]domain.ProviderIdempotency{domain.IdempotencyNone, domain.IdempotencyKey, domain.IdempotencyKeyAndParams, domain.IdempotencyUnknown}),
 	"lookups":        names([]domain.LookupMethod{domain.LookupNone, domain.LookupAPI, domain.LookupManual}),
 	"refusals": names([]domain.ClaimRefusal{domain.RefusedCompleted, domain.RefusedInProgress, domain.RefusedRetryLater,
 		domain.RefusedAwaitingApproval, domain.RefusedHandedOff, domain.RefusedCancelled}),
@@ -93,7 +93,7 @@ var enumValues = map[string][]string{
 
 func codeNames() []string {
 	var out []string
-	for c := range statusOf {
+	for _, c := range domain.Codes() {
 		out = append(out, string(c))
 	}
 	slices.Sort(out)
@@ -133,7 +133,7 @@ func (set schemaSet) of(t reflect.Type, request bool) map[string]any {
 	case reflect.Slice:
 		return map[string]any{"type": "array", "items": set.of(t.Elem(), request)}
 	case reflect.Map:
-		return map[string]any{"type": "object"}
+		return freeForm()
 	case reflect.Struct:
 		return set.object(t, request)
 	}
@@ -193,7 +193,7 @@ func (set schemaSet) field(t reflect.Type, tag map[string]string, request bool) 
 	case tag["ref"] != "":
 		s = map[string]any{"$ref": "#/components/schemas/" + tag["ref"]}
 	case tag["object"] != "":
-		s = map[string]any{"type": "object"}
+		s = freeForm()
 	case tag["string"] != "":
 		s = map[string]any{"type": "string"}
 	default:
@@ -218,6 +218,12 @@ func (set schemaSet) field(t reflect.Type, tag map[string]string, request bool) 
 		}
 	}
 	return s
+}
+
+// freeForm is a JSON object of any members (content, result data): said
+// explicitly, since generators read a bare "type: object" as "no members".
+func freeForm() map[string]any {
+	return map[string]any{"type": "object", "additionalProperties": true}
 }
 
 // nullable admits null besides s, the OpenAPI 3.1 (JSON Schema) way.

@@ -39,7 +39,22 @@ type Operation struct {
 	Attempts    int        `json:"attempts"`
 	NextRetryAt *time.Time `json:"next_retry_at"`
 	Result      *Result    `json:"result"`
-	LastError   *struct {
+	// Approval is who approved which content version, once someone did.
+	Approval *struct {
+		ContentVersion int       `json:"content_version"`
+		By             string    `json:"by"`
+		At             time.Time `json:"at"`
+	} `json:"approval"`
+	ContentVersion int `json:"content_version"`
+	// Lease is who holds the operation and until when, while someone does.
+	Lease *struct {
+		Worker    string    `json:"worker"`
+		ExpiresAt time.Time `json:"expires_at"`
+	} `json:"lease"`
+	Links struct {
+		Desk string `json:"desk"` // the desk's page for the operation, a path on the server
+	} `json:"links"`
+	LastError *struct {
 		Class   string `json:"class"`
 		Code    string `json:"code"`
 		Message string `json:"message"`

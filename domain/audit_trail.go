@@ -30,6 +30,9 @@ type AuditReader interface {
 	// EachOperationHead calls fn with every operation's version and audit
 	// head, the stream's last event as the operation row records it.
 	EachOperationHead(ctx context.Context, fn func(StreamHead) error) error
+	// EachDrillReceipt calls fn with every stored drill receipt, its row
+	// and its text.
+	EachDrillReceipt(ctx context.Context, fn func(DrillRecord, []byte) error) error
 }
 
 // AuditStore is what the audit trail needs from persistence; the store
@@ -101,7 +104,7 @@ func (l *Ledger) Audit() (*AuditTrail, error) {
 // events — what its timelines already show — and never the system stream.
 func (t *AuditTrail) List(ctx context.Context, actor Actor, q AuditSelect) ([]AuditEvent, string, error) {
 	switch {
-	case actor.Kind == ActorWorkflow:
+	case actor.Kind == ActorWorkflow || actor.Namespace != "": // a person bound to one namespace reads as its workflows do
 		q.Namespace, q.WithSystem = actor.Namespace, false
 	case actor.Kind == ActorPerson && actor.Role.AtLeast(RoleViewer):
 	default:
@@ -163,7 +166,8 @@ func checkRange(q AuditSelect) error {
 }
 
 // VerifyDB verifies the whole trail in the database from one snapshot:
-// every chain, every checkpoint, and every operation's audit head.
+// every chain, every checkpoint, every operation's audit head, and every
+// stored drill receipt against the drill_recorded event that chained it.
 func (t *AuditTrail) VerifyDB(ctx context.Context, v *Verifier) (Report, error) {
 	var rep Report
 	err := t.Store.ReadSnapshot(ctx, func(r AuditReader) error {
@@ -171,7 +175,14 @@ func (t *AuditTrail) VerifyDB(ctx context.Context, v *Verifier) (Report, error) 
 			var n int64
 			return r.EachAudit(ctx, AuditSelect{ByStream: true}, func(e AuditEvent) error { n++; return fn(e, n) })
 		}
-		heads := func(fn func(StreamHead) error) error { return r.EachOperationHead(ctx, fn) }
+		// Read after every event: what the database records against what
+		// the trail chained.
+		heads := func(fn func(StreamHead) error) error {
+			if err := r.EachOperationHead(ctx, fn); err != nil {
+				return err
+			}
+			return r.EachDrillReceipt(ctx, func(rec DrillRecord, text []byte) error { v.ExpectReceipt(rec, text); return nil })
+		}
 		var err error
 		rep, err = VerifyEvents(v, each, heads)
 		return err

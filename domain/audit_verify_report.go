@@ -24,6 +24,8 @@ type Verifier struct {
 	tombs       map[string]StreamHead
 	lastCP      int64
 	heads       bool
+	drills      map[string]*recordedDrill // receipt id → its drill_recorded event
+	receipts    bool                      // the stored receipts were compared
 	events      int64
 	checkpoints int64
 	breaks      []Break
@@ -92,6 +94,8 @@ func (v *Verifier) system(e AuditEvent, ref int64) {
 		} else {
 			v.add(BreakEdited, e, ref, err.Error())
 		}
+	case ActionDrillRecorded:
+		v.drillRecorded(e, ref)
 	case ActionCheckpoint:
 		c, err := ParseCheckpoint(e)
 		if err != nil {
@@ -209,6 +213,7 @@ func (v *Verifier) ExpectLast(h StreamHead) {
 // without an operation, forks never resolved — and is called once.
 func (v *Verifier) Report() Report {
 	v.init()
+	v.drillReport()
 	for _, stream := range slices.Sorted(maps.Keys(v.pending)) {
 		st := v.streams[stream]
 		tomb, purged := v.tombs[stream]

@@ -10,6 +10,15 @@ import (
 // into the system audit stream; the Types page says when each type was last
 // drilled and whether the card changed since its last passing drill.
 
+// DrillNamespace is the namespace drills run in, and the only one whose
+// operations never notify: a drill hands off, escalates and resolves on
+// purpose, and its receivers are real people. The server can trust it
+// because an operation's namespace is its workflow token's, which an admin
+// chose when creating the token (handoff token create --namespace drill),
+// never anything a request says. Workers of other namespaces cannot claim
+// its operations either.
+const DrillNamespace = "drill"
+
 // DrillRecord is one stored drill receipt, without its text.
 type DrillRecord struct {
 	ID          string

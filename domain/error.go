@@ -6,7 +6,7 @@ import (
 )
 
 // Code names a kind of failure. The API maps each code to an HTTP status in
-// one place (api/problem.go); nothing else decides statuses.
+// one place (domain/error_status.go), shared by the API and the desk.
 type Code string
 
 // The error codes. They are part of the wire contract: clients switch on them.

@@ -58,7 +58,8 @@ func TestEnteringTheDeskNotifiesEveryDestination(t *testing.T) {
 		s := summaryOf(t, n)
 		if s.State != "unknown_outcome" || s.Reason != "lease_expired" || s.Provider != "acme-crm" || s.Attempts != 3 ||
 			s.LastError == nil || s.LastError.Code != "lease_expired" || s.AgeSeconds != int64(leaseExpired.Sub(ch.Op.CreatedAt).Seconds()) ||
-			s.DeskPath != "/desk/operations/op_01TEST" || s.ProviderKey != ch.Op.ProviderKey {
+			s.DeskPath != "/desk/operations/op_01TEST" || s.ProviderKey != ch.Op.ProviderKey ||
+			s.EnteredDeskAt == nil || !s.EnteredDeskAt.Equal(*ch.Op.DeskEnteredAt) {
 			t.Fatalf("summary: %+v", s)
 		}
 		if s.Content != nil || s.ResultData != nil {
@@ -219,5 +220,52 @@ func TestJudgeDelivery(t *testing.T) {
 	}
 	if outcome, _ := domain.JudgeDelivery(domain.DeliveryResult{StatusCode: 500}, 2, t0, t0.Add(time.Hour), p, half); outcome != domain.DeliveryFailed {
 		t.Errorf("retried past MaxAge: %s", outcome)
+	}
+}
+
+// TestDrillOperationsNeverNotify: the same transitions that hand off,
+// request approval, resolve and escalate notify nobody when the operation
+// is in the drill namespace, while the desk clock moves as for any other.
+func TestDrillOperationsNeverNotify(t *testing.T) {
+	card := notifyCard()
+	card.RequiresApproval = true
+	drilled := func(s domain.State) domain.Operation {
+		op := fixture(s)
+		op.Namespace = domain.DrillNamespace
+		return op
+	}
+	steps := []struct {
+		name  string
+		from  domain.State
+		cmd   domain.Command
+		actor domain.Actor
+		now   time.Time
+	}{
+		{"lease lost after begin", domain.ActionPending, domain.ExpireLease{}, domain.System, leaseExpired},
+		{"exhausted retries", domain.FailedRetryable, domain.Exhaust{}, domain.System, elapsedPassed},
+		{"person revises", domain.FailedTerminal, domain.Revise{Content: json.RawMessage(revisedContent), Reason: "fix"}, alice, t0},
+		{"approval", domain.AwaitingApproval, domain.Approve{ContentVersion: 2, Reason: "ok"}, carol, t0},
+	}
+	for _, s := range steps {
+		if n := len(decideOK(t, fixture(s.from), s.cmd, newEnv(card, s.now, s.actor)).Notifications); n == 0 {
+			t.Fatalf("%s: outside the drill namespace it notifies nobody either; the case proves nothing", s.name)
+		}
+		ch := decideOK(t, drilled(s.from), s.cmd, newEnv(card, s.now, s.actor))
+		if len(ch.Notifications) != 0 {
+			t.Fatalf("%s: a drill's operation notified: %+v", s.name, ch.Notifications)
+		}
+	}
+	entered := decideOK(t, drilled(domain.ActionPending), domain.ExpireLease{}, newEnv(card, leaseExpired, domain.System)).Op
+	if entered.DeskEnteredAt == nil {
+		t.Fatal("a drill's operation entered the desk without its clock")
+	}
+	if ch := decideOK(t, entered, domain.Escalate{}, newEnv(card, leaseExpired.Add(time.Hour), domain.System)); len(ch.Notifications) != 0 ||
+		ch.Op.EscalatedAt == nil {
+		t.Fatalf("a drill's escalation: %+v, escalated at %v", ch.Notifications, ch.Op.EscalatedAt)
+	}
+	reg, err := domain.NewOperation(domain.Registration{Namespace: domain.DrillNamespace, Key: "k", Type: card.Name}, []byte(`{}`), false,
+		newEnv(card, t0, domain.Actor{Kind: domain.ActorWorkflow, Name: "drill", Namespace: domain.DrillNamespace}))
+	if err != nil || reg.Op.State != domain.AwaitingApproval || len(reg.Notifications) != 0 {
+		t.Fatalf("a drill's registration for approval: %s, %+v, %v", reg.Op.State, reg.Notifications, err)
 	}
 }

@@ -16,5 +16,6 @@ func supersede(orig, by Operation, env Env) (Change, error) {
 	ch.Events[0].Detail = detail(map[string]any{"superseded_by": by.ID, "key": by.Key})
 	stamp(&ch, env)
 	seal(&ch)
+	ch.Before = &orig // the store writes only the link, not the rest as loaded
 	return ch, nil
 }

@@ -33,6 +33,17 @@ import (
 // ErrNotSandbox refuses a type whose drill adapter is not a sandbox.
 var ErrNotSandbox = errors.New("not a sandbox adapter")
 
+// Namespace is the namespace a drill's workflow token must act in. Its
+// operations never notify anyone and no other namespace's workers claim
+// them, so a drill against a running Handoff sends no real notification.
+const Namespace = "drill"
+
+// NoNotifications is what every receipt says of notifications.
+const NoNotifications = "none: every operation of the drill is in the drill namespace, whose operations never notify"
+
+// ErrNotDrillNamespace refuses a workflow token outside Namespace.
+var ErrNotDrillNamespace = errors.New("the workflow token is not in the drill namespace")
+
 // Card is an operation type's card as GET /v1/operation-types answers it.
 type Card struct {
 	Name                 string   `json:"name"`
@@ -50,7 +61,11 @@ type Card struct {
 	} `json:"retry"`
 	Lease      string `json:"lease"`
 	RetryLayer string `json:"retry_layer"`
-	Drill      struct {
+	// AutomaticResend is whether the server ever re-sends after begin on
+	// its own; nil from a server that does not say (then dedupes decides).
+	AutomaticResend    *bool  `json:"automatic_resend"`
+	AutomaticResendOff string `json:"automatic_resend_off"`
+	Drill              struct {
 		Adapter     string `json:"adapter"`
 		Idempotency string `json:"idempotency"`
 		Lookup      string `json:"lookup"`
@@ -67,7 +82,17 @@ func (c Card) retention() time.Duration {
 
 // dedupes reports whether the card claims the provider deduplicates by key
 // for some retention window.
-func (c Card) dedupes() bool { return c.ProviderIdempotency != "none" && c.retention() > 0 }
+func (c Card) dedupes() bool {
+	return (c.ProviderIdempotency == "key" || c.ProviderIdempotency == "key_and_params") && c.retention() > 0
+}
+
+// autoResends reports whether the server re-sends a lost answer on its own
+// under the deduplicated provider key: the card claims deduplication, and
+// neither the retry layer nor an unknown or unverified contract turns
+// automatic re-sends off.
+func (c Card) autoResends() bool {
+	return c.dedupes() && (c.AutomaticResend == nil || *c.AutomaticResend)
+}
 
 func (c Card) retryable(class string) bool { return slices.Contains(c.Retryable, class) }
 
@@ -91,6 +116,9 @@ func Type(ctx context.Context, c *client.Client, name string) (Card, error) {
 type Options struct {
 	// Workflow calls the Handoff with a workflow token; required.
 	Workflow *client.Client
+	// Namespace is the workflow token's namespace; the drill runs only in
+	// Namespace.
+	Namespace string
 	// Operator and Approver call it as two people (operator and approver
 	// roles): the cases needing a person's decision are skipped without
 	// them, and so is every case of a type that requires approval.
@@ -111,11 +139,20 @@ type Options struct {
 	MaxWait time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// LookupRoute, if set, is told each type's sandbox as it starts; it
+	// answers true when the Handoff looks that type up itself (its card's
+	// lookup_adapter pointed at the sandbox), and the lookup cases then
+	// check Handoff's lookup instead of making their own.
+	LookupRoute func(typ, sandboxURL string) bool
 }
 
 func (o *Options) defaults() error {
 	if o.Workflow == nil {
 		return errors.New("drill: a workflow client is required")
+	}
+	if o.Namespace != Namespace {
+		return fmt.Errorf("drill: %w (it acts in %q): only %q operations never notify — create one with handoff token create --namespace %s",
+			ErrNotDrillNamespace, o.Namespace, Namespace, Namespace)
 	}
 	if o.ProviderTimeout <= 0 {
 		o.ProviderTimeout = 2 * time.Second
@@ -172,6 +209,7 @@ func Run(ctx context.Context, opts Options, card Card) (Receipt, error) {
 
 	r := &run{opts: opts, card: card, sb: sb, sbc: sandbox.NewClient("http://"+ln.Addr().String(), opts.ProviderTimeout),
 		prefix: "drill-" + card.Name + "-" + randomHex(4)}
+	r.handoffLooksUp = opts.LookupRoute != nil && opts.LookupRoute(card.Name, "http://"+ln.Addr().String())
 	cfg := sb.Config()
 	rec := Receipt{ID: "drl_" + randomHex(10), Type: card.Name,
 		Card:       CardRef{Name: card.Name, Version: card.Version, SHA256: card.SHA256},
@@ -182,7 +220,8 @@ func Run(ctx context.Context, opts Options, card Card) (Receipt, error) {
 			ProviderIdempotency: card.ProviderIdempotency, ProviderKeyRetention: card.ProviderKeyRetention,
 			Lookup: card.Lookup, LookupAuthoritative: card.LookupAuthoritative, RetryLayer: card.RetryLayer,
 			Retryable: card.Retryable, RequiresApproval: card.RequiresApproval, Backoff: card.Retry.Backoff,
-			ProviderTimeout: opts.ProviderTimeout.String(), KeyPrefix: r.prefix, Notes: opts.Notes}}
+			ProviderTimeout: opts.ProviderTimeout.String(), KeyPrefix: r.prefix, Namespace: opts.Namespace,
+			Notifications: NoNotifications, Notes: opts.Notes}}
 	if rec.Conditions.Retryable == nil {
 		rec.Conditions.Retryable = []string{}
 	}

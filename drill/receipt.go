@@ -65,6 +65,8 @@ type Conditions struct {
 	Backoff              string   `json:"backoff"`
 	ProviderTimeout      string   `json:"provider_timeout"`
 	KeyPrefix            string   `json:"key_prefix"`
+	Namespace            string   `json:"namespace"`
+	Notifications        string   `json:"notifications"`
 	Notes                []string `json:"notes,omitempty"`
 }
 
@@ -82,6 +84,9 @@ type CaseResult struct {
 	StoredResultMatch *bool    `json:"stored_result_match"`
 	Verdict           string   `json:"verdict"`
 	Explanation       string   `json:"explanation,omitempty"`
+	// SettledBy is "lookup" when Handoff settled the case's unknown
+	// outcome by looking it up itself, no person asked.
+	SettledBy string `json:"settled_by,omitempty"`
 }
 
 // Marshal is the receipt as written to its JSON file; its hash is the one
@@ -137,11 +142,17 @@ func (r Receipt) Markdown(sha string) string {
 	fmt.Fprintf(&b, "- card claims: provider_idempotency %s (retention %s), lookup %s (authoritative %t), retry_layer %s, retryable [%s]\n",
 		c.ProviderIdempotency, or(c.ProviderKeyRetention, "—"), c.Lookup, c.LookupAuthoritative, c.RetryLayer, strings.Join(c.Retryable, ", "))
 	fmt.Fprintf(&b, "- sandbox: idempotency %s, retention %s, lookup %s\n", c.SandboxIdempotency, c.SandboxRetention, c.SandboxLookup)
+	if c.Notifications != "" {
+		fmt.Fprintf(&b, "- namespace %s; notifications: %s\n", c.Namespace, c.Notifications)
+	}
 	for _, n := range c.Notes {
 		fmt.Fprintf(&b, "- note: %s\n", n)
 	}
 	if sha != "" {
 		fmt.Fprintf(&b, "- receipt sha256 (JSON file): %s\n", sha)
+	}
+	if cases := settledByLookup(r.Cases); cases != "" {
+		fmt.Fprintf(&b, "- settled by Handoff's own lookup, no person asked: case %s\n", cases)
 	}
 	b.WriteString("\n| # | case | verdict | state | executions | retries | stored result |\n|---|---|---|---|---|---|---|\n")
 	for _, cs := range r.Cases {

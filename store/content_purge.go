@@ -1,8 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/opshandoff/handoff/domain"
@@ -18,8 +21,9 @@ import (
 // Every replica may run it at once: rows are chosen under FOR UPDATE SKIP
 // LOCKED on PostgreSQL (SQLite has one writer), and only rows with content
 // left are chosen. A decision that loaded the operation before the purge
-// and wrote it after (a note on a completed operation) writes the content
-// back; the next run purges it again and keeps the first purge time.
+// and writes it after (a supersede link, a note on a completed operation)
+// writes only the columns it changed, never the content it loaded
+// (applyTx), so the purge stays.
 func (s *Store) PurgeContent(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	var final []string
 	for _, st := range domain.States {
@@ -33,9 +37,7 @@ func (s *Store) PurgeContent(ctx context.Context, cutoff time.Time, limit int) (
 		if s.dialect == "postgres" {
 			lock = " FOR UPDATE SKIP LOCKED"
 		}
-		var ops []struct {
-			ID, Namespace, Key, EventID string
-		}
+		var ops []purgedOp
 		err := tx.Raw("SELECT id, namespace, key, event_id FROM operations WHERE content <> '' AND state IN ? "+
 			"AND updated_at < ? ORDER BY updated_at, id LIMIT ?"+lock, final, cutoff.UTC(), limit).Scan(&ops).Error
 		if err != nil || len(ops) == 0 {
@@ -56,12 +58,8 @@ func (s *Store) PurgeContent(ctx context.Context, cutoff time.Time, limit int) (
 		if err := tx.Exec("UPDATE content_versions SET content = '' WHERE operation_id IN ?", ids).Error; err != nil {
 			return err
 		}
-		for _, op := range ops {
-			if op.EventID != "" {
-				if err := purgeEventAction(tx, op.Namespace, op.EventID, op.Key); err != nil {
-					return err
-				}
-			}
+		if err := purgeEventActions(tx, s.dialect, ops); err != nil {
+			return err
 		}
 		n = len(ops)
 		return nil
@@ -69,27 +67,59 @@ func (s *Store) PurgeContent(ctx context.Context, cutoff time.Time, limit int) (
 	return n, translate(err, "operation")
 }
 
-// purgeEventAction replaces the content an event recorded for the action
-// whose operation has key with null; the event's fingerprint stays, so a
-// redelivery is still recognised.
-func purgeEventAction(tx *gorm.DB, namespace, eventID, key string) error {
-	var row eventRow
-	res := tx.Where("namespace = ? AND event_id = ?", namespace, eventID).Limit(1).Find(&row)
-	if res.Error != nil || res.RowsAffected == 0 {
-		return res.Error
-	}
-	var actions []actionJSON
-	if err := json.Unmarshal([]byte(row.Actions), &actions); err != nil {
-		return err
-	}
-	for i, a := range actions {
-		if domain.ActionKey(eventID, a.Action) == key {
-			actions[i].Content = json.RawMessage("null")
+// purgedOp is an operation a purge batch took.
+type purgedOp struct{ ID, Namespace, Key, EventID string }
+
+// purgeEventActions replaces the content each operation's event recorded
+// for its action with null; the event's fingerprint stays, so a redelivery
+// is still recognised. Two replicas may purge two actions of one event at
+// once, so each event is read under FOR UPDATE on PostgreSQL (SQLite has
+// one writer) and rewritten once with all of this batch's actions: a
+// rewrite from a read taken before the other's commit would put the
+// other's content back. Events are locked in one order, so two batches
+// never wait for each other in a cycle.
+func purgeEventActions(tx *gorm.DB, dialect string, ops []purgedOp) error {
+	type eventKey struct{ namespace, eventID string }
+	keys := map[eventKey][]string{}
+	for _, op := range ops {
+		if op.EventID != "" {
+			k := eventKey{op.Namespace, op.EventID}
+			keys[k] = append(keys[k], op.Key)
 		}
 	}
-	raw, err := json.Marshal(actions)
-	if err != nil {
-		return err
+	order := slices.SortedFunc(maps.Keys(keys), func(a, b eventKey) int {
+		return cmp.Or(cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.eventID, b.eventID))
+	})
+	lock := ""
+	if dialect == "postgres" {
+		lock = " FOR UPDATE"
 	}
-	return tx.Model(&eventRow{}).Where("namespace = ? AND event_id = ?", namespace, eventID).Update("actions", string(raw)).Error
+	for _, k := range order {
+		var row eventRow
+		res := tx.Raw("SELECT * FROM events WHERE namespace = ? AND event_id = ? LIMIT 1"+lock, k.namespace, k.eventID).Scan(&row)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			continue
+		}
+		var actions []actionJSON
+		if err := json.Unmarshal([]byte(row.Actions), &actions); err != nil {
+			return err
+		}
+		for i, a := range actions {
+			if slices.Contains(keys[k], domain.ActionKey(k.eventID, a.Action)) {
+				actions[i].Content = json.RawMessage("null")
+			}
+		}
+		raw, err := json.Marshal(actions)
+		if err != nil {
+			return err
+		}
+		if err := tx.Model(&eventRow{}).Where("namespace = ? AND event_id = ?", k.namespace, k.eventID).
+			Update("actions", string(raw)).Error; err != nil {
+			return err
+		}
+	}
+	return nil
 }

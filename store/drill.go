@@ -81,11 +81,36 @@ func (s *Store) DrillReceipt(ctx context.Context, id string) (domain.DrillRecord
 	return row.toDomain(), []byte(row.Receipt), nil
 }
 
+// EachDrillReceipt streams every stored receipt, its row and its text, in
+// batches by id (domain.AuditReader).
+func (s *Store) EachDrillReceipt(ctx context.Context, fn func(domain.DrillRecord, []byte) error) error {
+	after := ""
+	for {
+		var rows []drillRow
+		if err := s.db.WithContext(ctx).Where("id > ?", after).Order("id").Limit(auditBatch).Find(&rows).Error; err != nil {
+			return translate(err, "drill receipt")
+		}
+		for _, r := range rows {
+			if err := fn(r.toDomain(), []byte(r.Receipt)); err != nil {
+				return err
+			}
+		}
+		if len(rows) < auditBatch {
+			return nil
+		}
+		after = rows[len(rows)-1].ID
+	}
+}
+
+func (r snapshot) EachDrillReceipt(ctx context.Context, fn func(domain.DrillRecord, []byte) error) error {
+	return r.s.EachDrillReceipt(ctx, fn)
+}
+
 // DrillAudit answers the drill_recorded event of a receipt: the hash the
 // audit trail holds for it.
 func (s *Store) DrillAudit(ctx context.Context, id string) (domain.AuditEvent, bool, error) {
 	var rows []auditRow
-	err := s.db.WithContext(ctx).Where("stream = ? AND action = ?", domain.SystemStream, "drill_recorded").
+	err := s.db.WithContext(ctx).Where("stream = ? AND action = ?", domain.SystemStream, domain.ActionDrillRecorded).
 		Order("pos").Find(&rows).Error
 	if err != nil {
 		return domain.AuditEvent{}, false, translate(err, "audit event")

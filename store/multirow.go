@@ -220,6 +220,14 @@ func multiStatement(chs []domain.Change, create bool) *stmt {
 	} else {
 		set := make([]string, 0, len(ops.names)-4)
 		for _, n := range ops.names[4:] {
+			if n == "result_data" {
+				// A row whose change did not touch it sends it as decided
+				// on, which a content purge since (it keeps the version)
+				// has emptied: a purged operation is final, and keeps
+				// the purge.
+				set = append(set, n+" = CASE WHEN t.content_purged_at IS NULL THEN v.result_data ELSE t.result_data END")
+				continue
+			}
 			set = append(set, n+" = v."+n)
 		}
 		w.WriteString("WITH o AS (UPDATE operations AS t SET " + strings.Join(set, ", ") + " FROM " + ops.from(s, "v") +

@@ -82,8 +82,13 @@ func (s *Store) apply(ctx context.Context, ch domain.Change) error {
 	return translate(err, "operation")
 }
 
-// applyTx is the compare-and-set: every column of the new operation, only
-// where the version is the one the decision was taken on.
+// applyTx is the compare-and-set: the columns the change changed, only
+// where the version is the one the decision was taken on. Like the fast
+// path it writes the state columns that differ from the operation the
+// change was decided on (all of them without it) and the content columns
+// only with a content snapshot — so a write decided before a content purge
+// (a supersede link, a note on a completed operation) leaves the purge in
+// place rather than writing back the content it loaded.
 // A LiveLease change also needs the lease live by the database's clock;
 // only PostgreSQL's store decides such changes (SQLite has no lease cache),
 // so elsewhere one is refused rather than written unchecked.
@@ -96,7 +101,15 @@ func applyTx(tx *gorm.DB, ch domain.Change) error {
 		}
 		q = q.Where("lease_expires_at > clock_timestamp()")
 	}
-	res := q.Select("*").Omit("id", "namespace", "key", "created_at").Updates(&row)
+	cols := stateColsToWrite(ch, &row)
+	if ch.Content != nil {
+		cols = append(cols, opContentCols(&row)...)
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.name
+	}
+	res := q.Select(names).Updates(&row)
 	if res.Error != nil {
 		return res.Error
 	}

@@ -25,6 +25,7 @@ func (s *server) deskRoutes(e *gin.Engine) {
 	g.POST("/operations/:id/resolve", s.resolve)
 	g.POST("/operations/:id/assign", s.assign)
 	g.POST("/operations/:id/notes", s.note)
+	g.POST("/operations/:id/lookup", s.lookupNow)
 	g.POST("/operations/:id/revisions", s.revise)
 	g.POST("/operations/:id/approve", s.approve)
 	g.POST("/operations/:id/reject", s.reject)
@@ -70,23 +71,15 @@ func page(c *gin.Context, status int, full, fragment templ.Component) {
 	render(c, status, full)
 }
 
-// statusOf is the one place the desk maps domain error codes to statuses.
+// statusOf is the status of a desk page that shows an error: the table
+// shared with the API (domain.HTTPStatus), with one departure — a refused
+// form (a field the person must correct) answers 422, the page re-rendered
+// with the refusal, where the API answers 400.
 func statusOf(code domain.Code) int {
-	switch code {
-	case domain.EInvalid, domain.EInvalidJSON:
+	if code == domain.EInvalid || code == domain.EInvalidJSON {
 		return http.StatusUnprocessableEntity
-	case domain.EForbidden:
-		return http.StatusForbidden
-	case domain.ENotFound:
-		return http.StatusNotFound
-	case domain.EVersionConflict, domain.EInvalidTransition, domain.EConflict:
-		return http.StatusConflict
-	case domain.ETooLarge:
-		return http.StatusRequestEntityTooLarge
-	case domain.EUnavailable:
-		return http.StatusServiceUnavailable
 	}
-	return http.StatusInternalServerError
+	return domain.HTTPStatus(code)
 }
 
 // message is what a person may read about err: internal errors are logged,

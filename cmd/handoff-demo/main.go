@@ -28,6 +28,9 @@ import (
 	"github.com/opshandoff/handoff/store"
 )
 
+// defaultDatabaseURL is the server's default (cmd/handoff's config).
+const defaultDatabaseURL = "sqlite://handoff.db"
+
 func main() {
 	url := flag.String("url", "http://127.0.0.1:8080", "the Handoff server")
 	every := flag.Duration("every", 2*time.Second, "pause between operations")
@@ -63,10 +66,13 @@ func run(ctx context.Context, url string, every time.Duration, count int, seed u
 	return nil
 }
 
-// createToken makes the demo's API token in namespace "demo".
+// createToken makes the demo's API token in namespace "demo", in the
+// database the server uses: HANDOFF_DATABASE_URL, or the server's own
+// default (./handoff.db) when it is not set, so that `go run ./cmd/handoff`
+// and `go run ./cmd/handoff-demo` started in one folder find each other.
 func createToken(ctx context.Context, dbURL string) (string, error) {
 	if dbURL == "" {
-		return "", errors.New("HANDOFF_DATABASE_URL is not set: the demo creates its API token there")
+		dbURL = defaultDatabaseURL
 	}
 	s, err := store.Open(ctx, dbURL)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/opshandoff/handoff/auth"
 	"github.com/opshandoff/handoff/cards"
+	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/store"
 )
 
@@ -29,6 +30,37 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 	if len(args) == 0 {
 		return fmt.Errorf("token: want create, list or revoke")
 	}
+	// The arguments are checked before the database is opened, so a
+	// mistyped command leaves nothing behind.
+	var ns, name, drillPerson string
+	var drillRole domain.Role
+	switch args[0] {
+	case "create":
+		fs := flag.NewFlagSet("token create", flag.ContinueOnError)
+		fs.StringVar(&ns, "namespace", "", "the one namespace the token may act in")
+		fs.StringVar(&name, "name", "", "who or what holds the token")
+		fs.StringVar(&drillPerson, "drill-person", "", "operator or approver: a drill credential acting as a person with that role, for handoff drill --url")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if drillPerson != "" {
+			role, err := domain.ParseRole(drillPerson)
+			if err != nil || (role != domain.RoleOperator && role != domain.RoleApprover) || name == "" {
+				return fmt.Errorf("token create: --drill-person is operator or approver, with --name")
+			}
+			drillRole = role
+		} else if ns == "" || name == "" {
+			return fmt.Errorf("token create: --namespace and --name are both required, e.g. " +
+				"handoff token create --namespace default --name my-workflow")
+		}
+	case "list":
+	case "revoke":
+		if len(args) != 2 {
+			return fmt.Errorf("token revoke: want exactly one token ID")
+		}
+	default:
+		return fmt.Errorf("token: unknown subcommand %q (want create, list or revoke)", args[0])
+	}
 	s, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
@@ -38,15 +70,20 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 	tokens.Creator = cliActor() // token_created commits with the token
 	switch args[0] {
 	case "create":
-		fs := flag.NewFlagSet("token create", flag.ContinueOnError)
-		ns := fs.String("namespace", "", "the one namespace the token may act in")
-		name := fs.String("name", "", "who or what holds the token")
-		if err := fs.Parse(args[1:]); err != nil {
-			return err
+		if drillPerson != "" {
+			secret, tok, err := tokens.CreateDrillPerson(ctx, name, drillRole)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "created drill credential %s (%s) acting as an %s; it is shown only once:\n%s\n", tok.ID, tok.Name, tok.PersonRole, secret)
+			return nil
 		}
-		secret, tok, err := tokens.Create(ctx, *ns, *name)
+		secret, tok, err := tokens.Create(ctx, ns, name)
 		if err != nil {
 			return err
+		}
+		if tok.Namespace == domain.DrillNamespace {
+			fmt.Fprintf(stdout, "namespace %s is handoff drill's: its operations never notify anyone\n", tok.Namespace)
 		}
 		fmt.Fprintf(stdout, "created token %s (%s) for namespace %s; it is shown only once:\n%s\n", tok.ID, tok.Name, tok.Namespace, secret)
 		return nil
@@ -63,9 +100,6 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 		}
 		return w.Flush()
 	case "revoke":
-		if len(args) != 2 {
-			return fmt.Errorf("token revoke: want exactly one token ID")
-		}
 		if err := tokens.Revoke(ctx, args[1]); err != nil {
 			return err
 		}
@@ -73,9 +107,8 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 			return err
 		}
 		fmt.Fprintf(stdout, "revoked %s\n", args[1])
-		return nil
 	}
-	return fmt.Errorf("token: unknown subcommand %q", args[0])
+	return nil
 }
 
 func timeOr(t *time.Time, def string) string {
@@ -96,6 +129,9 @@ func cardsCmd(args []string, stdout io.Writer) error {
 	}
 	for _, c := range cs.Sorted() {
 		fmt.Fprintf(stdout, "ok  %s (provider %s, idempotency %s, lookup %s)\n", c.Name, c.Provider, c.ProviderIdempotency, c.Lookup)
+		if a := c.LookupAdapter; a != nil {
+			fmt.Fprintf(stdout, "    lookup_adapter %s %s (window %s, authoritative %t)\n", a.Method, a.URL, a.Window, c.LookupAuthoritative)
+		}
 	}
 	return nil
 }

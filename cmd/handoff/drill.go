@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -52,27 +53,37 @@ func drillCmd(ctx context.Context, cfg config, args []string, stdout, stderr io.
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	// Receipts are stored where the Handoff keeps its data: the same
-	// HANDOFF_DATABASE_URL as the server's, so its Types page shows them.
-	s, err := store.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-
 	opts := drill.Options{HandoffVersion: handoffVersion(), RanBy: or(*by, whoAmI()), MaxWait: *maxWait}
+	var record recorder
 	if *url != "" {
 		if *token == "" {
 			return fmt.Errorf("drill: --url needs --token, a workflow token of that Handoff")
 		}
-		opts.Workflow = client.New(*url, *token)
+		wf := client.New(*url, *token)
+		ns, err := drillTokenNamespace(ctx, wf)
+		if err != nil {
+			return err
+		}
+		opts.Workflow, opts.Namespace = wf, ns
 		if *operatorToken != "" {
 			opts.Operator = client.New(*url, *operatorToken)
 		}
 		if *approverToken != "" {
 			opts.Approver = client.New(*url, *approverToken)
 		}
+		// The receipt is recorded at the Handoff that was drilled, through
+		// its API, so its Types page shows it and its audit trail holds the
+		// hash — never in whatever local database this process would find.
+		record = recordAt(opts.Workflow)
 	} else {
+		// Receipts are stored where the Handoff keeps its data: the same
+		// HANDOFF_DATABASE_URL as the server's, so its Types page shows them.
+		s, err := store.Open(ctx, cfg.DatabaseURL)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		record = recordIn(s)
 		// The cards are this configuration's (HANDOFF_CARDS), versioned as
 		// serve versions them, so a receipt names the version the server
 		// will show.
@@ -101,6 +112,8 @@ func drillCmd(ctx context.Context, cfg config, args []string, stdout, stderr io.
 		}
 		defer emb.Close()
 		opts.Workflow, opts.Operator, opts.Approver, opts.Notes = emb.Workflow, emb.Operator, emb.Approver, emb.Notes
+		opts.LookupRoute = emb.LookupRoute
+		opts.Namespace = emb.Namespace
 	}
 	list, err := drill.Types(ctx, opts.Workflow)
 	if err != nil {
@@ -112,8 +125,32 @@ func drillCmd(ctx context.Context, cfg config, args []string, stdout, stderr io.
 			return fmt.Errorf("drill: no operation type named %q", *typ)
 		}
 	}
-	_, err = drillAndRecord(ctx, s, opts, list, *receipts, stdout)
+	_, err = drillAndRecord(ctx, record, opts, list, *receipts, stdout)
 	return err
+}
+
+// drillTokenNamespace answers the namespace of a running Handoff's workflow
+// token, looked up in its database (the one receipts are stored in), and
+// refuses one outside the drill namespace before the drill registers
+// anything: elsewhere its operations would notify real people and could be
+// claimed by real workers.
+// drillTokenNamespace asks the drilled Handoff who --token is, before the
+// drill registers anything: a drill runs only in the drill namespace, whose
+// operations never notify, so a token of another namespace is refused.
+func drillTokenNamespace(ctx context.Context, c *client.Client) (string, error) {
+	var who struct {
+		Kind      string `json:"kind"`
+		Namespace string `json:"namespace"`
+	}
+	if err := c.Call(ctx, http.MethodGet, "/v1/whoami", nil, &who); err != nil {
+		return "", fmt.Errorf("drill: --token is not a live workflow token of %s: %w", c.BaseURL, err)
+	}
+	if who.Kind != domain.ActorWorkflow.String() || who.Namespace != domain.DrillNamespace {
+		return "", fmt.Errorf("drill: %w: --token acts in %q; a drill runs only in %q, whose operations never notify — "+
+			"create a token with handoff token create --namespace %s --name NAME", drill.ErrNotDrillNamespace,
+			who.Namespace, domain.DrillNamespace, domain.DrillNamespace)
+	}
+	return who.Namespace, nil
 }
 
 func filterTypes(list []drill.Card, name string) []drill.Card {
@@ -128,7 +165,7 @@ func filterTypes(list []drill.Card, name string) []drill.Card {
 // drillAndRecord drills each type, writes its receipt (JSON and Markdown),
 // stores it and chains its hash into the audit trail. It fails loudly: a
 // refused type or a failing case makes it return an error that names them.
-func drillAndRecord(ctx context.Context, s *store.Store, opts drill.Options, list []drill.Card, dir string, out io.Writer) ([]drill.Receipt, error) {
+func drillAndRecord(ctx context.Context, record recorder, opts drill.Options, list []drill.Card, dir string, out io.Writer) ([]drill.Receipt, error) {
 	var done []drill.Receipt
 	var problems []string
 	// The types are drilled at once (each on its own keys and its own
@@ -160,7 +197,7 @@ func drillAndRecord(ctx context.Context, s *store.Store, opts drill.Options, lis
 		if err != nil {
 			return done, err
 		}
-		if err := recordReceipt(ctx, s, rec, raw); err != nil {
+		if err := record(ctx, rec, raw); err != nil {
 			return done, err
 		}
 		done = append(done, rec)
@@ -189,6 +226,24 @@ func caseTally(r drill.Receipt) string {
 		n[drill.VerdictPass], n[drill.VerdictNotApplicable], n[drill.VerdictFail], n[drill.VerdictSkipped])
 }
 
+// recorder records a written receipt where the drilled Handoff keeps them.
+type recorder func(ctx context.Context, rec drill.Receipt, raw []byte) error
+
+// recordIn records receipts in the database of an embedded drill.
+func recordIn(s *store.Store) recorder {
+	return func(ctx context.Context, rec drill.Receipt, raw []byte) error { return recordReceipt(ctx, s, rec, raw) }
+}
+
+// recordAt records receipts at a running Handoff (POST /v1/drill-receipts).
+func recordAt(c *client.Client) recorder {
+	return func(ctx context.Context, rec drill.Receipt, raw []byte) error {
+		if err := c.Call(ctx, http.MethodPost, "/v1/drill-receipts", map[string]any{"receipt": string(raw)}, nil); err != nil {
+			return fmt.Errorf("recording receipt %s at the drilled Handoff: %w", rec.ID, err)
+		}
+		return nil
+	}
+}
+
 // recordReceipt stores the receipt and its hash as a drill_recorded event
 // of the system stream.
 func recordReceipt(ctx context.Context, s *store.Store, rec drill.Receipt, raw []byte) error {
@@ -198,10 +253,7 @@ func recordReceipt(ctx context.Context, s *store.Store, rec drill.Receipt, raw [
 	if rec.RanBy != "" {
 		actor.Name = rec.RanBy
 	}
-	e := domain.SystemEvent(ctx, &domain.IDSource{}, time.Now(), actor, "drill_recorded", "",
-		map[string]any{"receipt_id": rec.ID, "type": rec.Type, "card_version": rec.Card.Version, "card_sha256": rec.Card.SHA256,
-			"verdict": rec.Verdict, "sha256": dr.SHA256})
-	_, err := s.SaveDrill(ctx, dr, raw, e)
+	_, err := s.SaveDrill(ctx, dr, raw, domain.DrillRecordedEvent(ctx, &domain.IDSource{}, time.Now(), actor, dr))
 	return err
 }
 

@@ -24,6 +24,8 @@ usage:
   handoff token list                               list API tokens
   handoff token revoke ID                          revoke an API token
   handoff cards check FILE|DIR                     validate operation types
+  handoff lookup TYPE KEY [--namespace NS] [--provider-key K] [--event-id E] [--content JSON]
+                                                   run the type's lookup_adapter once and print what it read
   handoff audit export [--format jsonl|csv] [--from T] [--to T] [--namespace NS] [-o FILE]
                                                    export the audit trail with its chain fields
   handoff audit verify [--partial] FILE            check an export offline: chains, checkpoints, gaps
@@ -32,6 +34,7 @@ usage:
   handoff healthcheck [URL]                        exit 0 when the server at HANDOFF_ADDR (or URL) is ready
   handoff drill [--type T] [--url URL --token TOKEN [--operator-token T] [--approver-token T]] [--receipts DIR]
                                                    run the seed cases against a sandbox provider; write receipts
+  handoff mcp [--http ADDR] FILE | mcp check FILE  put an AI agent's MCP tool calls through the ledger
   handoff drill verify RECEIPT                     check a receipt against its audit event
   handoff sandbox [--addr A] [--idempotency none|key|key_and_params] [--retention D] [--lookup none|authoritative|unsure]
                                                    run the simulated provider the drill uses
@@ -52,6 +55,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd := "serve"
 	if len(args) > 0 {
 		cmd, args = args[0], args[1:]
+	}
+	if wantsHelp(args) {
+		// Asking for help never opens a database, binds a port or runs a
+		// migration: it prints the subcommand's lines of the usage and stops.
+		fmt.Fprint(stdout, usageOf(cmd))
+		return nil
 	}
 	cfg, err := configFromEnv(os.Getenv)
 	if err != nil {
@@ -78,6 +87,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return sandboxCmd(ctx, args, stdout)
 	case "drill":
 		return drillCmd(ctx, cfg, args, stdout, stderr)
+	case "lookup":
+		return lookupCmd(ctx, cfg, args, stdout)
+	case "mcp":
+		return mcpCmd(ctx, args, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

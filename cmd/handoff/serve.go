@@ -57,6 +57,17 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	if p, set := tuneGC(os.Getenv); set {
 		slog.Info("garbage collector target", "GOGC", p)
 	}
+	// Bind first, so that a taken port fails before anything else runs and
+	// HANDOFF_ADDR=127.0.0.1:0 is logged (and linked) with the port it got.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on HANDOFF_ADDR %s: %w", cfg.Addr, err)
+	}
+	defer ln.Close()
+	bound := ln.Addr().String()
+	if cfg.SignIn.PublicURL == "http://"+cfg.Addr { // the default, made before the port was known
+		cfg.SignIn.PublicURL = "http://" + bound
+	}
 	cards, err := cfg.loadCards()
 	if err != nil {
 		return err
@@ -83,7 +94,10 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 
 	ledger := domain.NewLedger(s, cards)
 	ledger.MaxCausationDepth = cfg.MaxCausationDepth
+	ledger.KeyPII = cfg.KeyPII
+	ledger.Log = slog.Default()
 	ledger.Drills = s
+	ledger.DrillLog = s
 	tokens := auth.NewTokens(s)
 	tokens.CacheTTL = cfg.TokenCache
 	signIn, people, err := cfg.SignIn.wire(ctx, cfg.Addr, s)
@@ -124,6 +138,9 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 		Policy: domain.DeliveryPolicy{Base: domain.DefaultDeliveryPolicy.Base, Max: domain.DefaultDeliveryPolicy.Max, MaxAge: cfg.Notify.MaxAge},
 		Lease:  2*cfg.Notify.Timeout + 5*time.Second, Observe: recovery.ObserveDelivery}
 	loops.Go(func() { deliverer.Run(loopCtx) })
+	if err := startLookups(loopCtx, &loops, ledger, s, recovery.ObserveLookup); err != nil {
+		return err
+	}
 	if cfg.TokenCache > 0 {
 		loops.Go(func() { _ = tokens.Watch(loopCtx, s) }) // verified tokens are cached while this listens
 	}
@@ -144,12 +161,8 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 			"  handoff token create --namespace default --name my-workflow\n"+
 			"(with the same HANDOFF_DATABASE_URL: %s)\n", redact(cfg.DatabaseURL))
 	}
-	slog.Info("handoff serving", "version", version, "addr", "http://"+cfg.Addr, "desk", deskURL(cfg.SignIn.PublicURL, cfg.Addr), "database", s.Dialect())
+	slog.Info("handoff serving", "version", version, "addr", "http://"+bound, "desk", deskURL(cfg.SignIn.PublicURL, bound), "database", s.Dialect())
 
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return err
-	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

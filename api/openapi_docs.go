@@ -1,0 +1,53 @@
+package api
+
+// What the document says of each operation (by operationId) and tag beyond
+// the route table's one-line summary: when to call it and what it refuses.
+// A test fails when a route or tag has none.
+
+var routeDescriptions = map[string]string{
+	"whoami": "Answers who the credential is, as the server authenticated it: a workflow token's name and its one namespace, " +
+		"or a person's issuer, subject and role. Clients check a token with it before they act (handoff drill --url refuses a token outside the drill namespace).",
+	"recordDrillReceipt": "Records the receipt of a drill run against this Handoff (handoff drill --url): stored, shown on the Types page, " +
+		"and its SHA-256 chained into the audit trail as a drill_recorded event. A workflow token or an admin.",
+	"registerOperation": "Registers one side-effecting operation under its stable key and content fingerprint. " +
+		"201 for a new key; 200 with Idempotent-Replayed: true when the key exists with the same fingerprint (the stored result included once completed); " +
+		"422 fingerprint_mismatch when it exists with other content. With claim, the operation is claimed in the same change when it is claimable: " +
+		"the answer carries claim, or claim: null and claim_refused with the reason a claim would give.",
+	"listOperations":     "Lists the caller's operations oldest first, filtered by the query; content is never included. Pages with next_cursor.",
+	"getOperation":       "The operation with its current content. A workflow token sees only its namespace; another namespace answers 404.",
+	"claimOperation":     "Grants the worker a fenced lease: the answer carries the lease token, the content snapshot to execute and the provider key. 409 not_claimable says why not (completed, in_progress, retry_later, awaiting_approval, handed_off, cancelled).",
+	"claimNext":          "Claims up to limit ready operations of the given types (received, or failed_retryable whose next_retry_at has passed); two workers never receive the same one.",
+	"heartbeat":          "Extends the lease of the lease holder; 409 stale_lease when the token is no longer current.",
+	"beginOperation":     "Records, before the provider is called, that it is about to be: from here a lost worker means unknown_outcome, never a silent retry. Idempotent for the lease holder.",
+	"settleOperation":    "Reports what the provider did. The server applies the type's retry safety card and may settle differently from what was asked (a terminal class, a timeout after begin, retries exhausted); the answer is the operation as settled. Idempotent for the lease holder.",
+	"reconcileOperation": "Reports a workflow's lookup at the provider for an operation in unknown_outcome: found completes it; not found retries it only when the card says lookups are authoritative, otherwise the evidence is added for the person who decides.",
+	"resolveOperation":   "A person's decision on a desk item: confirm_executed, confirm_not_executed (then retry or cancel), retry, cancel or resend_same_key, with a reason and the expected_version they saw. Never a workflow token (403).",
+	"assignOperation":    "Assigns a desk item to a person, or unassigns it with null. Does not make other people's pending decisions stale.",
+	"addNote":            "Adds a person's note to the operation's timeline.",
+	"reviseContent":      "Replaces the content with a new version, which needs an approver's approval before it can run; from received, failed_retryable, failed_terminal or awaiting_approval only.",
+	"approveContent":     "Approves a content version so the operation may run; refused (403) for the person who made that revision.",
+	"rejectContent":      "Rejects a content version, cancelling the operation; refused (403) for the person who made that revision.",
+	"decideBatch":        "Previews or applies one decision to many desk items; each item is applied on its own with its own expected_version, and one item's refusal never stops the others.",
+	"listAttempts":       "Every attempt of the operation: worker, claimed, began and settled times, outcome and error.",
+	"getTimeline":        "The operation's audit events in order, each with its actor, transition, detail and hash chain fields.",
+	"registerEvent":      "Registers one operation per action under the key <event_id>:<action>. A redelivery returns the same operations (200, Idempotent-Replayed: true); a redelivery whose actions differ is refused like a fingerprint mismatch.",
+	"getEvent":           "The event with each action's current operation, so a workflow resumes only the unfinished ones.",
+	"listOperationTypes": "The operation types loaded from the cards: each type's retry safety card, read-only.",
+	"getOperationType":   "One operation type's retry safety card.",
+	"listAudit":          "The audit trail across operations in write order, for people with a role; a workflow token sees its namespace's operations.",
+	"exportAudit":        "Streams the audit trail with its chain fields, for offline verification with handoff audit verify; each export is itself audited.",
+	"healthz":            "Liveness: the process is up. Does not touch the database.",
+	"readyz":             "Readiness: 503 while the database does not answer or a migration is pending. Point balancers and readiness probes here.",
+	"metrics":            "Prometheus metrics of the process.",
+	"openapi":            "This OpenAPI 3.1 document, derived from the route table and the request and response shapes.",
+}
+
+var tagDescriptions = map[string]string{
+	tagOps:     "Operations: register, read and search the ledger's side effects.",
+	tagWorker:  "The worker protocol: claim, begin, call the provider, settle; fenced by the lease token.",
+	tagHuman:   "Decisions and notes of people at the desk; never a workflow token.",
+	tagEvents:  "Events that fan out into one operation per action.",
+	tagTypes:   "Operation types: the retry safety cards the server applies.",
+	tagService: "Health, readiness, metrics and this document.",
+	tagAudit:   "The hash-chained audit trail.",
+}

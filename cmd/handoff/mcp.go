@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/opshandoff/handoff/mcp"
+)
+
+// mcpCmd is `handoff mcp [--http ADDR] FILE` — the MCP server in front of
+// the file's upstreams, over stdio (for an agent host that spawns it) or
+// streamable HTTP at /mcp — and `handoff mcp check FILE`.
+func mcpCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 2 && args[0] == "check" {
+		cfg, err := mcp.LoadConfig(args[1])
+		if err != nil {
+			return err
+		}
+		for _, l := range cfg.Summary() {
+			fmt.Fprintln(stdout, l)
+		}
+		return nil
+	}
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("http", "", "serve streamable HTTP at ADDR/mcp instead of stdio")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: handoff mcp [--http ADDR] FILE | handoff mcp check FILE")
+	}
+	cfg, err := mcp.LoadConfig(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	p, err := mcp.New(startCtx, cfg, cfg.Token(), version, slog.Default())
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	if *addr == "" {
+		return p.RunStdio(ctx)
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", p.HTTPHandler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
+		defer c()
+		_ = srv.Shutdown(sctx)
+	}()
+	slog.Info("handoff mcp listening", "addr", "http://"+ln.Addr().String()+"/mcp")
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

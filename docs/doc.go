@@ -1,0 +1,5 @@
+// Package docs holds the project's own documents (the API contract, the
+// screenshots). It has no code: its tests keep the documents true — every
+// route the contract names is served and every served route is named, and
+// no link in the repository's Markdown leaves the repository.
+package docs
