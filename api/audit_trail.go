@@ -91,7 +91,7 @@ func (s *server) exportAudit(c *gin.Context) {
 	if req.Format == "" {
 		req.Format = domain.FormatJSONL
 	}
-	sink, ferr := domain.NewAuditEncoder(c.Writer, req.Format)
+	sink, ferr := domain.NewAuditEncoder(chunkDeadline{c.Writer, s.exportChunkTimeout}, req.Format)
 	trail, err := s.ledger.Audit()
 	for _, e := range []error{ferr, errs.err()} {
 		if err == nil {
@@ -134,13 +134,24 @@ func (w *httpExport) Begin() error {
 	h.Set("Content-Disposition", `attachment; filename="handoff-audit-`+time.Now().UTC().Format("20060102T150405Z")+"."+ext+`"`)
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-	// A long export outlives the server's write timeout, which is sized for
-	// ordinary answers.
-	if err := http.NewResponseController(w.c.Writer).SetWriteDeadline(time.Time{}); err != nil {
-		slog.Debug("audit export keeps the write deadline", "error", err)
-	}
 	w.c.Status(http.StatusOK)
 	return w.AuditSink.Begin()
+}
+
+// chunkDeadline gives each write of an export its own deadline. A long
+// export outlives the server's write timeout, which is sized for ordinary
+// answers; a reader that stops reading must not hold the export open for
+// ever: its write fails after the timeout and the handler lets go.
+type chunkDeadline struct {
+	w       gin.ResponseWriter
+	timeout time.Duration
+}
+
+func (d chunkDeadline) Write(p []byte) (int, error) {
+	if err := http.NewResponseController(d.w).SetWriteDeadline(time.Now().Add(d.timeout)); err != nil {
+		slog.Debug("audit export keeps the server's write deadline", "error", err)
+	}
+	return d.w.Write(p)
 }
 
 // strictQuery parses a query string, refusing unknown and repeated

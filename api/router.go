@@ -37,13 +37,24 @@ type Config struct {
 	TrustedProxies []string
 	// Now is the clock for relative filters such as older_than.
 	Now func() time.Time
+	// ExportChunkTimeout is how long one chunk of an audit export waits for
+	// a reader that does not read; 0 means DefaultExportChunkTimeout.
+	ExportChunkTimeout time.Duration
 }
+
+// DefaultExportChunkTimeout bounds each write of an audit export: the
+// export as a whole may take as long as it needs, a reader that stops
+// reading is cut off like any slow client.
+const DefaultExportChunkTimeout = 30 * time.Second
 
 // New builds the API's gin engine from the route table.
 func New(cfg Config) (*gin.Engine, error) {
 	gin.SetMode(gin.ReleaseMode)
 	s := &server{ledger: cfg.Ledger, auth: cfg.Auth, ready: cfg.Ready, log: cfg.Logger,
-		bodyLimit: cfg.BodyLimit, now: cfg.Now}
+		bodyLimit: cfg.BodyLimit, now: cfg.Now, exportChunkTimeout: cfg.ExportChunkTimeout}
+	if s.exportChunkTimeout <= 0 {
+		s.exportChunkTimeout = DefaultExportChunkTimeout
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -123,9 +123,11 @@ type cardYAML struct {
 
 // destYAML is a notification destination; format defaults to standard.
 type destYAML struct {
-	URL       string `yaml:"url"`
-	SecretEnv string `yaml:"secret_env"`
-	Format    string `yaml:"format"`
+	URL               string `yaml:"url"`
+	SecretEnv         string `yaml:"secret_env"`
+	Format            string `yaml:"format"`
+	Unsigned          bool   `yaml:"unsigned"`
+	SeesHiddenContent bool   `yaml:"sees_hidden_content"`
 }
 
 func destinations(ds []destYAML) []domain.Destination {
@@ -134,7 +136,8 @@ func destinations(ds []destYAML) []domain.Destination {
 		if d.Format == "" {
 			d.Format = domain.FormatStandard
 		}
-		out = append(out, domain.Destination{URL: d.URL, SecretEnv: d.SecretEnv, Format: d.Format})
+		out = append(out, domain.Destination{URL: d.URL, SecretEnv: d.SecretEnv, Format: d.Format, Unsigned: d.Unsigned,
+			SeesHiddenContent: d.SeesHiddenContent})
 	}
 	return out
 }

@@ -96,6 +96,16 @@ func TestLoad_ErrorsNameFileCardAndField(t *testing.T) {
 		{"bad provider_idempotency", "- {name: a.b, provider: p, provider_idempotency: sometimes, retry: {max_attempts: 1, backoff: 1s}}", `card "a.b": provider_idempotency`},
 		{"content_visible_to unknown role", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, content_visible_to: root}",
 			`card "a.b": content_visible_to must be a role`},
+		{"unsigned with a secret", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, notify: [{url: 'https://h.example.com', secret_env: S, unsigned: true}]}",
+			`card "a.b": notify[0].unsigned cannot be true with a secret_env`},
+		// notify_include_data must not send what content_visible_to hides
+		// to a destination not marked as allowed to read it.
+		{"hidden content to a destination", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, notify_include_data: true, content_visible_to: operator, notify: [{url: 'https://h.example.com', secret_env: S}, {url: 'https://ok.example.com', secret_env: S, sees_hidden_content: true}]}",
+			`card "a.b": notify[0].sees_hidden_content must be true: notify_include_data would send it content that content_visible_to: operator hides`},
+		{"hidden content to an escalation", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, notify_include_data: true, content_visible_to: approver, escalate_after: 1m, escalate: [{url: 'https://p.example.com', format: slack}]}",
+			`card "a.b": escalate[0].sees_hidden_content must be true`},
+		{"hidden content to notify_url", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, notify_include_data: true, content_visible_to: operator, notify_url: 'https://h.example.com'}",
+			`card "a.b": notify_include_data would send content that content_visible_to: operator hides`},
 		// What `handoff cards check` prints when a provider key could pick the link's host.
 		{"lookup_url host placeholder", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, lookup: manual, lookup_url: 'https://{provider_key}'}",
 			`card "a.b": lookup_url may use {provider_key} only in the path or the query, not in the scheme, host or port: there a workflow's provider key could choose where the desk's link points`},

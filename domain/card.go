@@ -263,6 +263,18 @@ func (c Card) Validate() []FieldError {
 	for i, d := range c.Escalate {
 		errs = append(errs, d.validate(fmt.Sprintf("escalate[%d]", i))...)
 	}
+	if c.NotifyIncludeData && c.NotifyURL != "" && c.hidesContentFromViewers() {
+		bad("notify_include_data", "would send content that content_visible_to: %s hides; list the destinations under notify, "+
+			"each with sees_hidden_content: true", c.ContentVisibleTo)
+	}
+	for field, ds := range map[string][]Destination{"notify": c.Notify, "escalate": c.Escalate} {
+		for i, d := range ds {
+			if c.SendsHiddenContent(d) {
+				bad(fmt.Sprintf("%s[%d].sees_hidden_content", field, i), "must be true: notify_include_data would send it "+
+					"content that content_visible_to: %s hides", c.ContentVisibleTo)
+			}
+		}
+	}
 	if c.EscalateAfter < 0 {
 		bad("escalate_after", "must not be negative")
 	}
@@ -284,6 +296,9 @@ func (d Destination) validate(field string) []FieldError {
 	}
 	if d.SecretEnv != "" && !envNameRE.MatchString(d.SecretEnv) {
 		errs = append(errs, FieldError{field + ".secret_env", "must name an environment variable"})
+	}
+	if d.Unsigned && d.SecretEnv != "" {
+		errs = append(errs, FieldError{field + ".unsigned", "cannot be true with a secret_env"})
 	}
 	if d.Format != FormatStandard && d.Format != FormatSlack {
 		errs = append(errs, FieldError{field + ".format", "must be standard or slack"})

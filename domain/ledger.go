@@ -245,6 +245,7 @@ func (l *Ledger) List(ctx context.Context, actor Actor, q ListQuery, provider st
 	if !l.Cards.narrowToProvider(&q, provider) {
 		return nil, "", nil // no type of that provider matches: nothing, rather than everything
 	}
+	l.Cards.hideContentFromSearch(actor, &q)
 	return l.Store.List(ctx, q)
 }
 

@@ -137,6 +137,7 @@ func (l *Ledger) DeskQueue(ctx context.Context, actor Actor, q ListQuery, provid
 		return nil, "", nil
 	}
 	q.AwaitingLookupOf = l.Cards.LookupTypes()
+	l.Cards.hideContentFromSearch(actor, &q)
 	return ds.DeskList(ctx, q)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/url"
+	"slices"
 	"time"
 )
 
@@ -32,6 +33,36 @@ type Destination struct {
 	URL       string
 	SecretEnv string
 	Format    string
+	// Unsigned says the destination is meant to get unsigned deliveries
+	// (unsigned: true): without it a standard destination must have a
+	// secret, or Handoff does not start.
+	Unsigned bool
+	// SeesHiddenContent says the receiver may read content the card keeps
+	// from viewers (content_visible_to), which notify_include_data sends.
+	SeesHiddenContent bool
+}
+
+// MustSign reports whether deliveries to d must carry a signature: every
+// standard destination unless it says unsigned. A Slack incoming webhook
+// authenticates Handoff by its secret URL and reads no signature.
+func (d Destination) MustSign() bool { return d.Format == FormatStandard && !d.Unsigned }
+
+// AllDestinations are the card's destinations and its escalation's.
+func (c Card) AllDestinations() []Destination {
+	return append(slices.Clone(c.Destinations()), c.Escalate...)
+}
+
+// SendsUnsigned reports whether a card says deliveries to url go unsigned,
+// for the desk to mark the destination.
+func (cs Cards) SendsUnsigned(url string) bool {
+	for _, c := range cs {
+		for _, d := range c.AllDestinations() {
+			if d.URL == url && d.Unsigned {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Notification is one message due to one destination, decided by the
@@ -220,13 +251,19 @@ func (c Card) Destinations() []Destination {
 // WithDefaultNotify gives every card without destinations of its own the
 // default destination (HANDOFF_NOTIFY_URL). An empty url changes nothing.
 func (cs Cards) WithDefaultNotify(url string) Cards {
-	if url == "" {
+	return cs.WithDefaultDestination(Destination{URL: url, SecretEnv: DefaultNotifySecretEnv, Format: FormatStandard})
+}
+
+// WithDefaultDestination is WithDefaultNotify with the destination spelled
+// out (an unsigned default, HANDOFF_NOTIFY_UNSIGNED).
+func (cs Cards) WithDefaultDestination(d Destination) Cards {
+	if d.URL == "" {
 		return cs
 	}
 	out := make(Cards, len(cs))
 	for name, c := range cs {
 		if len(c.Destinations()) == 0 {
-			c.Notify = []Destination{{URL: url, SecretEnv: DefaultNotifySecretEnv, Format: FormatStandard}}
+			c.Notify = []Destination{d}
 		}
 		out[name] = c
 	}

@@ -89,8 +89,13 @@ type ListQuery struct {
 	Error  *ErrorKind // the last error's class and code (an incident's items)
 	// Deep makes Text also match the operation ID, an attempt ID exactly
 	// and the content's text: the Operations page's search.
-	Deep          bool
-	CreatedBefore time.Time // zero: no bound
+	Deep bool
+	// ContentHiddenTypes are the types whose content Text must not match:
+	// those whose card keeps the content from the caller
+	// (content_visible_to), or a search would confirm what is hidden one
+	// guess at a time. Set by the Ledger.
+	ContentHiddenTypes []string
+	CreatedBefore      time.Time // zero: no bound
 	// InDeskBefore bounds when the operation entered the desk (its
 	// creation when it never did): the desk's "older than".
 	InDeskBefore time.Time

@@ -49,6 +49,12 @@ func cardDefinition(c domain.Card) []byte {
 		out := make([]map[string]string, len(ds))
 		for i, d := range ds {
 			out[i] = map[string]string{"url": d.URL, "secret_env": d.SecretEnv, "format": d.Format}
+			if d.Unsigned {
+				out[i]["unsigned"] = "true"
+			}
+			if d.SeesHiddenContent {
+				out[i]["sees_hidden_content"] = "true"
+			}
 		}
 		return out
 	}

@@ -17,7 +17,7 @@ import (
 func (s *server) deskRoutes(e *gin.Engine) {
 	// session.go: sends whoever is not signed in to sign in, after
 	// desk_flash.go kept a decision they posted.
-	g := e.Group("/desk", s.keepExpiredDecision, requirePerson)
+	g := e.Group("/desk", limitBody, s.keepExpiredDecision, requirePerson) // body.go: before any form is read
 	g.GET("", s.overview)
 	g.GET("/queue", s.queue)
 	g.GET("/operations/:id", s.operation)

@@ -81,6 +81,9 @@ func (si *signIn) verifiedFlash(v string) (string, bool) {
 
 // setFlash stores f for the next page; false when it does not fit.
 func (s *server) setFlash(c *gin.Context, f flash) bool {
+	if draftBytes(f.Draft) > maxFlash {
+		return false // could never fit: not worth encoding and signing
+	}
 	raw, err := json.Marshal(f)
 	if err != nil {
 		return false
@@ -121,6 +124,12 @@ func (s *server) takeFlash(c *gin.Context, forPage func(flash) bool) (flash, boo
 func draftOf(c *gin.Context) pages.Draft {
 	return pages.Draft{Form: c.PostForm("form"), Reason: c.PostForm("reason"), Ref: c.PostForm("result_ref"),
 		Text: c.PostForm("text"), Content: c.PostForm("content"), Assignee: c.PostForm("assignee"), Then: c.PostForm("then")}
+}
+
+// draftBytes is the length of what a person typed into the draft; its
+// encoding in a flash is longer still.
+func draftBytes(d pages.Draft) int {
+	return len(d.Form) + len(d.Reason) + len(d.Ref) + len(d.Text) + len(d.Content) + len(d.Assignee) + len(d.Then)
 }
 
 // decisionPath matches the desk's decision forms' targets.

@@ -72,7 +72,15 @@ func (s *server) showNotifications(c *gin.Context, status int, p pages.Problem, 
 	for _, d := range dests {
 		v.Destinations = append(v.Destinations, pages.DestinationRow{URL: d.URL, Format: d.Format,
 			FailureRate: fmt.Sprintf("%.0f%%", 100*d.FailureRate()), LastError: d.LastError, LastErrorAt: d.LastErrorAt,
-			Notifications: d.Notifications, Delivered: d.Delivered, Failed: d.Failed, Pending: d.Pending, AttemptsN: d.Attempts})
+			Notifications: d.Notifications, Delivered: d.Delivered, Failed: d.Failed, Pending: d.Pending, AttemptsN: d.Attempts,
+			Unsigned: s.ledger.Cards.SendsUnsigned(d.URL)})
+	}
+	for _, card := range s.ledger.Cards.Sorted() {
+		for _, d := range card.AllDestinations() {
+			if d.Unsigned {
+				v.Unsigned = append(v.Unsigned, d.URL+" ("+card.Name+")")
+			}
+		}
 	}
 	for _, n := range undelivered {
 		v.Undelivered = append(v.Undelivered, notificationRow(n, true))

@@ -72,6 +72,9 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkSigning(cards, os.Getenv, slog.Default()); err != nil {
+		return err
+	}
 	s, err := store.Open(ctx, cfg.DatabaseURL, store.Writers(cfg.DBWriters))
 	if err != nil {
 		return err

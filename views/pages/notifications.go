@@ -32,6 +32,7 @@ type DestinationRow struct {
 	URL, Format, FailureRate, LastError                  string
 	LastErrorAt                                          *time.Time
 	Notifications, Delivered, Failed, Pending, AttemptsN int
+	Unsigned                                             bool // a card says its deliveries go unsigned
 }
 
 // NotificationsView is the admin page of destinations and undelivered
@@ -39,7 +40,10 @@ type DestinationRow struct {
 type NotificationsView struct {
 	Frame        layouts.Frame
 	Destinations []DestinationRow
-	Undelivered  []NotificationRow
-	Problem      Problem
-	Resent       string // the id just sent again
+	// Unsigned are the destinations the cards send to unsigned, as
+	// "URL (type)", whether or not anything was sent to them yet.
+	Unsigned    []string
+	Undelivered []NotificationRow
+	Problem     Problem
+	Resent      string // the id just sent again
 }
