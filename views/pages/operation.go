@@ -89,6 +89,7 @@ type Snapshot struct {
 	Author     string     // "" for the registering workflow
 	ApprovedBy string
 	ApprovedAt *time.Time
+	Hidden     []rune // the hidden characters the content holds (components.ContentHiddenRunes)
 }
 
 // VersionRow is one content version and what changed from the one before.
