@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/opshandoff/handoff/views/components"
 	"github.com/opshandoff/handoff/views/layouts"
 )
 
@@ -75,4 +76,22 @@ func activeFilters(f QueueFilter) string {
 		return ""
 	}
 	return " (" + strconv.Itoa(n) + " in use)"
+}
+
+// ageHeading names the age column: the queue counts time in the desk; the
+// Operations page lists items in every state, completed ones too, so it
+// says only "Age".
+func ageHeading(all bool) string {
+	if all {
+		return "Age"
+	}
+	return "In the desk for"
+}
+
+// ageTitle is the age's exact start, on hover.
+func ageTitle(all bool, since time.Time) string {
+	if all {
+		return "since " + components.UTCText(since)
+	}
+	return "in the desk since " + components.UTCText(since)
 }
