@@ -198,3 +198,34 @@ func BackURL(from, id string) string {
 	}
 	return from + "#row-" + id
 }
+
+// DraftShown reports whether the refused form's input is on the page
+// again: only while the decision it belongs to is still offered. An item
+// that left the desk meanwhile offers none, and its page must not say
+// "with what you typed".
+func (v OperationView) DraftShown() bool {
+	a := v.Actions
+	switch v.Draft.Form {
+	case "":
+		return false
+	case "confirm-executed":
+		return a.ConfirmExecuted
+	case "confirm-not-executed":
+		return a.ConfirmNotExecuted
+	case "retry":
+		return a.Retry
+	case "cancel":
+		return a.Cancel
+	case "resend-same-key":
+		return a.ResendSameKey
+	case "assign":
+		return a.Assign
+	case "revise":
+		return a.Revise
+	case "note":
+		return a.Note
+	case "approve", "reject":
+		return a.Approve
+	}
+	return false
+}
