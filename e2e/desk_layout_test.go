@@ -11,7 +11,7 @@ import (
 // layoutProblems measures the page as a person sees it and lists what is
 // wrong with its layout: the page scrolls sideways; a table cell is
 // narrower than its column role's minimum (--min-key … in app.css); a
-// header breaks inside a word. Tables shown as cards (a phone) have no
+// header breaks inside a word; two elements share an id. Tables shown as cards (a phone) have no
 // columns and are measured only for fitting the screen.
 const layoutProblems = `(() => {
 	const out = [];
@@ -49,6 +49,9 @@ const layoutProblems = `(() => {
 			}
 		}
 	}
+	const ids = {};
+	for (const e of document.querySelectorAll("[id]")) ids[e.id] = (ids[e.id] || 0) + 1;
+	for (const [id, n] of Object.entries(ids)) if (n > 1) out.push("the id " + id + " is on " + n + " elements");
 	return out.slice(0, 12);
 })()`
 
