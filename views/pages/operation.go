@@ -63,7 +63,10 @@ type ChainLink struct {
 }
 
 // DetailField is one member of an audit event's detail.
-type DetailField struct{ Key, Value string }
+type DetailField struct {
+	Key, Value string
+	Time       *time.Time // the value is a time: shown as the person reads times
+}
 
 // OpFacts are the operation's fields as text.
 type OpFacts struct {
