@@ -63,6 +63,7 @@ func (s *server) listPage(c *gin.Context, all bool) {
 		var next string
 		ops, next, err = s.ledger.DeskQueue(c.Request.Context(), person, q, f.Provider)
 		now := time.Now()
+		v.Updated = now
 		for _, op := range ops {
 			card, _ := s.ledger.Cards.Get(op.Type)
 			v.Rows = append(v.Rows, queueRow(op, card, now, &person))

@@ -17,12 +17,13 @@ type QueueView struct {
 	Provs   []Option
 	Ages    []Option
 	Rows    []QueueRow
-	Next    string // the next page's URL; "" on the last page
-	Self    string // this page's URL with its filter, where actions return to
-	CanAct  bool   // the viewer may take and assign items
-	Problem string // a filter that could not be read
-	Stale   *Stale // a Take refused because the item had changed
-	All     bool   // the Operations page: every state, searched deeper
+	Next    string    // the next page's URL; "" on the last page
+	Self    string    // this page's URL with its filter, where actions return to
+	CanAct  bool      // the viewer may take and assign items
+	Problem string    // a filter that could not be read
+	Stale   *Stale    // a Take refused because the item had changed
+	All     bool      // the Operations page: every state, searched deeper
+	Updated time.Time // when the list was read, shown beside its refresh
 }
 
 // Path is the page's own address.
