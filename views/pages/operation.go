@@ -232,3 +232,16 @@ func (v OperationView) DraftShown() bool {
 	}
 	return false
 }
+
+// PendingDiff is the changes of the content version awaiting a decision,
+// shown above Approve so it is read before it is pressed; nil for a first
+// version (the content itself is the snapshot) or when the diff is not
+// kept.
+func (v OperationView) PendingDiff() []components.DiffLine {
+	for _, ver := range v.Versions {
+		if ver.Version == v.Snapshot.Version {
+			return ver.Diff
+		}
+	}
+	return nil
+}
