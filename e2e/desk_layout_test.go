@@ -57,7 +57,7 @@ const layoutProblems = `(() => {
 
 // realisticDesk fills the desk the way a bad night does: long keys, 1.6 KB
 // errors, a 120-line content, a revised snapshot awaiting approval.
-func realisticDesk(t *testing.T, s *server) (deep string) {
+func realisticDesk(t *testing.T, s *server) (deep, longError string) {
 	t.Helper()
 	longErr := strings.TrimSpace(strings.Repeat("upstream rejected the request: owner_id u_9 is not a member of workspace ws_live_7f3a9c; ", 18))
 	for i := range 24 {
@@ -69,6 +69,9 @@ func realisticDesk(t *testing.T, s *server) (deep string) {
 			t.Fatalf("register %s: %d %s", key, r.Status, r.Raw)
 		}
 		id, token := str(r.Body, "id"), num(r.Body, "claim", "lease", "token")
+		if i == 1 {
+			longError = id
+		}
 		settle := map[string]any{"lease_token": token, "outcome": "failed_terminal",
 			"error": map[string]any{"class": "validation", "code": "422", "message": longErr}}
 		if i%3 == 0 {
@@ -91,7 +94,7 @@ func realisticDesk(t *testing.T, s *server) (deep string) {
 	if coupon.Status != 201 {
 		t.Fatalf("coupon: %d %s", coupon.Status, coupon.Raw)
 	}
-	return deep
+	return deep, longError
 }
 
 // TestDesk_Layout: every page of the desk, with realistic data, at 1440,
@@ -101,7 +104,7 @@ func realisticDesk(t *testing.T, s *server) (deep string) {
 // widest and the narrowest, axe-core finds no violation on any of them.
 func TestDesk_Layout(t *testing.T) {
 	s, idp := deskServer(t)
-	deep := realisticDesk(t, s)
+	deep, longError := realisticDesk(t, s)
 	axe := axeSource(t)
 	b := newBrowser(t, s, idp, 1440, 900)
 	b.signIn(idp, adm, "/desk")
@@ -111,6 +114,7 @@ func TestDesk_Layout(t *testing.T) {
 		{"/desk/incidents", `[data-testid="incidents-table"]`},
 		{"/desk/operations", `[data-testid="queue-table"]`},
 		{"/desk/operations/" + deep, `[data-testid="timeline"]`},
+		{"/desk/operations/" + longError, `[data-testid="timeline"]`},
 		{"/desk/approvals", `[data-testid="approval-item"]`},
 		{"/desk/audit", `[data-testid="audit-table"]`},
 		{"/desk/types", "main h1"},
@@ -127,6 +131,15 @@ func TestDesk_Layout(t *testing.T) {
 				b.axeCheck(fmt.Sprintf("%s at %d px", p.path, width), axe)
 			}
 		}
+	}
+	// A 1.6 KB error is three lines above the decision, whole on focus.
+	b.run("the long error", chromedp.EmulateViewport(1440, 900), chromedp.Navigate(s.URL+"/desk/operations/"+longError),
+		chromedp.WaitVisible(sel("evidence-last-error")))
+	if h := eval[float64](b, `document.querySelector('[data-testid="evidence-last-error"]').getBoundingClientRect().height`); h > 80 {
+		t.Errorf("the 1.6 KB error above the decision is %.0f px tall", h)
+	}
+	if n := eval[int](b, `document.querySelector('[data-testid="evidence-last-error"]').textContent.length`); n < 1600 {
+		t.Errorf("the error's text is cut to %d characters", n)
 	}
 	b.run("the queue at 1440", chromedp.EmulateViewport(1440, 900), chromedp.Navigate(s.URL+"/desk/queue"),
 		chromedp.WaitVisible(sel("queue-table")))
