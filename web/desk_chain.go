@@ -105,9 +105,11 @@ func readable(v json.RawMessage) string {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(v, &obj) == nil && len(obj) > 0 {
 		keys := slices.Sorted(maps.Keys(obj))
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = strings.ReplaceAll(k, "_", " ") + ": " + compact(obj[k])
+		parts := make([]string, 0, len(keys))
+		for _, k := range keys {
+			if v := compact(obj[k]); v != "" { // an empty code says nothing
+				parts = append(parts, strings.ReplaceAll(k, "_", " ")+": "+v)
+			}
 		}
 		return cut(strings.Join(parts, "; "))
 	}

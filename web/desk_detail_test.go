@@ -9,7 +9,7 @@ import (
 // as "a, b", and a time as a time the page shows the person's way — never
 // raw JSON or an ISO string.
 func TestDetailFieldsReadAsText(t *testing.T) {
-	got := detailFields([]byte(`{"error":{"class":"timeout","message":"read timeout"},"dedup_until":"2026-12-01T10:00:00Z",
+	got := detailFields([]byte(`{"error":{"class":"timeout","code":"","message":"read timeout"},"dedup_until":"2026-12-01T10:00:00Z",
 		"items":["op_1","op_2"],"attempt":3}`))
 	want := map[string]string{"attempt": "3", "dedup until": "2026-12-01T10:00:00Z", "error": "class: timeout; message: read timeout",
 		"items": "op_1, op_2"}

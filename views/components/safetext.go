@@ -1,12 +1,16 @@
 package components
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/a-h/templ"
 )
 
 // Text a person reads must say what it holds. Bidi controls can make
@@ -176,4 +180,18 @@ func HiddenWarning(rs []rune) string {
 	}
 	return "It contains characters that do not show or that reorder the text around them: " +
 		strings.Join(names, ", ") + ". They are shown here as ⟨U+…⟩; read the text as shown, not as it would display."
+}
+
+// Quoted is Safe between quotation marks, with no space inside them.
+func Quoted(s string) templ.Component {
+	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
+		if _, err := io.WriteString(w, "“"); err != nil {
+			return err
+		}
+		if err := Safe(s).Render(ctx, w); err != nil {
+			return err
+		}
+		_, err := io.WriteString(w, "”")
+		return err
+	})
 }

@@ -80,3 +80,14 @@ func TestDiffShowsHiddenCharactersEscaped(t *testing.T) {
 		t.Fatalf("the diff line lost its sign or text: %s", html)
 	}
 }
+
+func TestQuotedHasNoSpaceInsideTheMarks(t *testing.T) {
+	var b strings.Builder
+	if err := Quoted("owner \u200bgone").Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	want := `“owner <span class="esc" title="zero-width space" data-testid="hidden-char">⟨U+200B⟩</span>gone”`
+	if b.String() != want {
+		t.Fatalf("got %s\nwant %s", b.String(), want)
+	}
+}
