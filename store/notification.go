@@ -196,6 +196,12 @@ func (s *Store) Notifications(ctx context.Context, operationID string) ([]domain
 	if err := db.Where("operation_id = ?", operationID).Order("created_at, id").Find(&rows).Error; err != nil {
 		return nil, translate(err, "notification")
 	}
+	return withHistory(db, rows)
+}
+
+// withHistory is the notifications with every attempt of each, read in
+// one query.
+func withHistory(db *gorm.DB, rows []notificationRow) ([]domain.NotificationRecord, error) {
 	out := make([]domain.NotificationRecord, len(rows))
 	ids := make([]string, len(rows))
 	at := map[string]int{}
@@ -375,18 +381,15 @@ func (s *Store) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
 }
 
 // UndeliveredNotifications lists failed and retrying notifications, newest
-// first.
+// first, each with its attempts.
 func (s *Store) UndeliveredNotifications(ctx context.Context, limit int) ([]domain.NotificationRecord, error) {
 	var rows []notificationRow
-	if err := s.db.WithContext(ctx).Where("status = 'failed' OR (status = 'pending' AND attempts > 0)").
+	db := s.db.WithContext(ctx)
+	if err := db.Where("status = 'failed' OR (status = 'pending' AND attempts > 0)").
 		Order("created_at DESC, id DESC").Limit(limit).Find(&rows).Error; err != nil {
 		return nil, translate(err, "notification")
 	}
-	out := make([]domain.NotificationRecord, len(rows))
-	for i, r := range rows {
-		out[i] = r.toDomain()
-	}
-	return out, nil
+	return withHistory(db, rows)
 }
 
 var waitingStates = []string{"unknown_outcome", "failed_terminal", "awaiting_approval"}

@@ -40,8 +40,9 @@ func (s *server) deskRoutes(e *gin.Engine) {
 	g.GET("/operations", s.operations)
 	g.POST("/batch/preview", s.batchPreview)
 	g.POST("/batch", s.batchApply)
-	g.GET("/batch/:id", s.batchResult) // desk_batch_result.go
-	g.POST("/time", s.chooseTime)      // desk_time.go
+	g.GET("/batch/:id", s.batchResult)  // desk_batch_result.go
+	g.POST("/time", s.chooseTime)       // desk_time.go
+	g.POST("/density", s.chooseDensity) // desk_time.go
 }
 
 // me is the signed-in person; requirePerson guarantees there is one.

@@ -68,6 +68,11 @@ func TestDesk_Notifications(t *testing.T) {
 	if p.text("failure-rate") != "100%" || !strings.Contains(p.text("last-error"), "HTTP 410") || len(p.all("destination-row")) != 1 {
 		t.Fatalf("destinations: rate %q, last error %q", p.text("failure-rate"), p.text("last-error"))
 	}
+	// The page lists the failed notification's attempts, as the operation's
+	// page does — not "none yet" — each part apart from the next.
+	if got := p.text("notification-attempt"); !strings.Contains(got, "#1 · ") || !strings.Contains(got, " · HTTP 410 · ") {
+		t.Fatalf("the notifications page's attempt: %q", got)
+	}
 	if f := d.get("vic", "/desk/types").want(http.StatusOK).all("card-field-notify"); len(f) != 2 || !strings.Contains(text(f[0]), rx.URL) {
 		t.Fatalf("types page: %d notify fields", len(f))
 	}

@@ -93,8 +93,9 @@ func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView 
 		Download: snapshotURL(op.ID, op.ContentVersion)}
 	v.Snapshot.JSON, v.Snapshot.Truncated = components.BoundedJSON(op.Content, components.ContentBudget)
 	v.Snapshot.PurgedAt = op.ContentPurgedAt
+	v.Snapshot.Hidden = components.ContentHiddenRunes(op.Content)
 	if op.ContentHidden {
-		v.Snapshot.HiddenFrom, v.Snapshot.Bytes = it.Card.ContentVisibleTo.String(), op.ContentBytes
+		v.Snapshot.HiddenFrom, v.Snapshot.Bytes, v.Snapshot.Hidden = it.Card.ContentVisibleTo.String(), op.ContentBytes, nil
 	}
 	if a := op.Approval; a != nil && a.ContentVersion == op.ContentVersion {
 		v.Snapshot.ApprovedBy, v.Snapshot.ApprovedAt = a.By, &a.At

@@ -39,6 +39,13 @@ func (s *server) listPage(c *gin.Context, all bool) {
 			v.States = append(v.States, pages.Option{Value: st.String(), Label: components.StateLabel(st.String())})
 		}
 	}
+	// A filter form sends every field, the empty ones too; the address the
+	// browser shows (htmx pushes it) and the one decisions return to keep
+	// only those in use, so it reads, and shares, as what it filters.
+	if emptyParams(c.Request.URL.RawQuery) {
+		v.Self = strings.TrimSuffix(listURL(v.Path(), f, c.Query("cursor")), "?")
+		c.Header("HX-Push-Url", v.Self)
+	}
 	if fl, ok := s.takeFlash(c, func(f flash) bool { return f.Take }); ok {
 		v.Stale = &pages.Stale{ID: fl.Op, Key: fl.Key, Changes: fl.Problem.Changes}
 	}
@@ -56,6 +63,7 @@ func (s *server) listPage(c *gin.Context, all bool) {
 		var next string
 		ops, next, err = s.ledger.DeskQueue(c.Request.Context(), person, q, f.Provider)
 		now := time.Now()
+		v.Updated = now
 		for _, op := range ops {
 			card, _ := s.ledger.Cards.Get(op.Type)
 			v.Rows = append(v.Rows, queueRow(op, card, now, &person))
@@ -71,6 +79,19 @@ func (s *server) listPage(c *gin.Context, all bool) {
 		v.Problem = s.message(c, err)
 	}
 	page(c, http.StatusOK, pages.Queue(v), pages.QueueResults(v))
+}
+
+// emptyParams reports whether a query carries a field with no value.
+func emptyParams(raw string) bool {
+	vals, _ := url.ParseQuery(raw)
+	for _, vs := range vals {
+		for _, v := range vs {
+			if strings.TrimSpace(v) == "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // queueFilter reads the queue's filter from the URL.

@@ -66,7 +66,10 @@ type ChainLink struct {
 }
 
 // DetailField is one member of an audit event's detail.
-type DetailField struct{ Key, Value string }
+type DetailField struct {
+	Key, Value string
+	Time       *time.Time // the value is a time: shown as the person reads times
+}
 
 // OpFacts are the operation's fields as text.
 type OpFacts struct {
@@ -92,6 +95,7 @@ type Snapshot struct {
 	Author     string     // "" for the registering workflow
 	ApprovedBy string
 	ApprovedAt *time.Time
+	Hidden     []rune // the hidden characters the content holds (components.ContentHiddenRunes)
 }
 
 // VersionRow is one content version and what changed from the one before.
@@ -199,4 +203,48 @@ func BackURL(from, id string) string {
 		return from
 	}
 	return from + "#row-" + id
+}
+
+// DraftShown reports whether the refused form's input is on the page
+// again: only while the decision it belongs to is still offered. An item
+// that left the desk meanwhile offers none, and its page must not say
+// "with what you typed".
+func (v OperationView) DraftShown() bool {
+	a := v.Actions
+	switch v.Draft.Form {
+	case "":
+		return false
+	case "confirm-executed":
+		return a.ConfirmExecuted
+	case "confirm-not-executed":
+		return a.ConfirmNotExecuted
+	case "retry":
+		return a.Retry
+	case "cancel":
+		return a.Cancel
+	case "resend-same-key":
+		return a.ResendSameKey
+	case "assign":
+		return a.Assign
+	case "revise":
+		return a.Revise
+	case "note":
+		return a.Note
+	case "approve", "reject":
+		return a.Approve
+	}
+	return false
+}
+
+// PendingDiff is the changes of the content version awaiting a decision,
+// shown above Approve so it is read before it is pressed; nil for a first
+// version (the content itself is the snapshot) or when the diff is not
+// kept.
+func (v OperationView) PendingDiff() []components.DiffLine {
+	for _, ver := range v.Versions {
+		if ver.Version == v.Snapshot.Version {
+			return ver.Diff
+		}
+	}
+	return nil
 }
