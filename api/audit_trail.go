@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 )
 
@@ -62,7 +63,7 @@ func (s *server) listAudit(c *gin.Context) {
 		}
 		q.Limit = n
 	}
-	trail, err := s.ledger.Audit()
+	trail, err := audit.OfLedger(s.ledger)
 	if err == nil {
 		err = errs.err()
 	}
@@ -85,14 +86,14 @@ func (s *server) listAudit(c *gin.Context) {
 
 func (s *server) exportAudit(c *gin.Context) {
 	vals, errs := strictQuery(c.Request.URL.RawQuery, auditExportParams)
-	req := domain.AuditExport{Format: vals.Get("format")}
+	req := audit.AuditExport{Format: vals.Get("format")}
 	req.Query.Namespace = vals.Get("namespace")
 	req.Query.From, req.Query.To = queryTime(vals, "from", &errs), queryTime(vals, "to", &errs)
 	if req.Format == "" {
-		req.Format = domain.FormatJSONL
+		req.Format = audit.FormatJSONL
 	}
-	sink, ferr := domain.NewAuditEncoder(c.Writer, req.Format)
-	trail, err := s.ledger.Audit()
+	sink, ferr := audit.NewAuditEncoder(c.Writer, req.Format)
+	trail, err := audit.OfLedger(s.ledger)
 	for _, e := range []error{ferr, errs.err()} {
 		if err == nil {
 			err = e
@@ -117,7 +118,7 @@ func (s *server) exportAudit(c *gin.Context) {
 
 // httpExport sends the headers once the export is authorised and recorded.
 type httpExport struct {
-	domain.AuditSink
+	audit.AuditSink
 	c       *gin.Context
 	format  string
 	started bool
@@ -126,7 +127,7 @@ type httpExport struct {
 func (w *httpExport) Begin() error {
 	w.started = true
 	media, ext := "application/x-ndjson", "jsonl"
-	if w.format == domain.FormatCSV {
+	if w.format == audit.FormatCSV {
 		media, ext = "text/csv; charset=utf-8; header=present", "csv"
 	}
 	h := w.c.Writer.Header()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 )
 
@@ -44,7 +45,7 @@ func TestDesk_AuditExport(t *testing.T) {
 	d.get("vic", "/desk/audit/export?format=csv").want(http.StatusForbidden)
 	d.get("aud", "/desk/audit/export?format=xml").want(http.StatusUnprocessableEntity) // the desk answers bad input with 422
 
-	trail, err := d.ledger.Audit()
+	trail, err := audit.OfLedger(d.ledger)
 	if err != nil {
 		t.Fatal(err)
 	}
