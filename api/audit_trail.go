@@ -63,11 +63,8 @@ func (s *server) listAudit(c *gin.Context) {
 		}
 		q.Limit = n
 	}
-	trail, err := audit.OfLedger(s.ledger)
-	if err == nil {
-		err = errs.err()
-	}
-	if err != nil {
+	trail := audit.OfLedger(s.ledger)
+	if err := errs.err(); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -93,11 +90,10 @@ func (s *server) exportAudit(c *gin.Context) {
 		req.Format = audit.FormatJSONL
 	}
 	sink, ferr := audit.NewAuditEncoder(c.Writer, req.Format)
-	trail, err := audit.OfLedger(s.ledger)
-	for _, e := range []error{ferr, errs.err()} {
-		if err == nil {
-			err = e
-		}
+	trail := audit.OfLedger(s.ledger)
+	err := ferr
+	if err == nil {
+		err = errs.err()
 	}
 	if err != nil {
 		s.fail(c, err)

@@ -35,14 +35,10 @@ func NewAuditTrail(s domain.AuditStore) *AuditTrail {
 	return &AuditTrail{Store: s, IDs: &domain.IDSource{}, Now: time.Now}
 }
 
-// OfLedger returns the audit use cases over the ledger's store, when that
-// store keeps the trail (the store package's does).
-func OfLedger(l *domain.Ledger) (*AuditTrail, error) {
-	s, ok := l.Store.(domain.AuditStore)
-	if !ok {
-		return nil, domain.Errorf(domain.EInternal, "the ledger's store keeps no audit trail")
-	}
-	return &AuditTrail{Store: s, IDs: l.IDs, Now: l.Now}, nil
+// OfLedger returns the audit use cases over the ledger's store, with the
+// ledger's ids and clock.
+func OfLedger(l *domain.Ledger) *AuditTrail {
+	return &AuditTrail{Store: l.Store, IDs: l.IDs, Now: l.Now}
 }
 
 // List pages through the events the actor may see. A person with any role

@@ -28,7 +28,7 @@ func TestCheckpoint_waitsForEarlierPositions(t *testing.T) {
 	}
 	defer s.Close()
 	x := &auditFixture{t: t, s: s, l: domain.NewLedger(s, testCards())}
-	x.trail, _ = audit.OfLedger(x.l)
+	x.trail = audit.OfLedger(x.l)
 	slow := x.lifecycle("evt_slow:task")
 	evs := x.events(slow)
 

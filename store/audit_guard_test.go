@@ -95,7 +95,7 @@ func TestAudit_restrictedRole(t *testing.T) {
 	defer app.Close()
 
 	x := &auditFixture{t: t, s: app, l: domain.NewLedger(app, testCards())}
-	x.trail, _ = audit.OfLedger(x.l)
+	x.trail = audit.OfLedger(x.l)
 	op := x.lifecycle("evt_1:task")
 	x.checkpoint()
 	store.ExecRaw(t, owner, "ALTER TABLE audit_events DISABLE TRIGGER audit_events_append_only")

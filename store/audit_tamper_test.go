@@ -23,11 +23,7 @@ type auditFixture struct {
 func newAuditFixture(t *testing.T) *auditFixture {
 	s := storetest.New(t)
 	l := domain.NewLedger(s, testCards())
-	trail, err := audit.OfLedger(l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &auditFixture{t: t, s: s, l: l, trail: trail}
+	return &auditFixture{t: t, s: s, l: l, trail: audit.OfLedger(l)}
 }
 
 // lifecycle drives one operation through register+claim, begin and settle:

@@ -19,8 +19,9 @@ import (
 // the test keeps guarding whichever write path implements it.
 func TestStore_Apply_refusesAStaleChange(t *testing.T) {
 	ctx := context.Background()
-	var db domain.Store = storetest.New(t)
-	l := domain.NewLedger(db, testCards())
+	s := storetest.New(t)
+	var db domain.Store = s
+	l := domain.NewLedger(s, testCards())
 	res, err := l.Register(ctx, wf, domain.Registration{Key: "evt_cas:task", Type: "crm.task.create",
 		Content: json.RawMessage(`{"a":1}`), Claim: &domain.Claim{Worker: "a"}})
 	if err != nil || res.Claim == nil {

@@ -17,9 +17,9 @@ func (s *server) auditExport(c *gin.Context) {
 	_, q, errs := auditFilter(c)
 	format := c.DefaultQuery("format", audit.FormatCSV)
 	person := me(c)
-	trail, err := audit.OfLedger(s.ledger)
+	trail := audit.OfLedger(s.ledger)
+	var err error
 	switch {
-	case err != nil:
 	case len(errs) > 0:
 		err = domain.Invalid(errs...)
 	case !audit.MayExportAudit(person):
