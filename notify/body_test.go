@@ -1,6 +1,7 @@
 package notify_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/opshandoff/handoff/domain"
@@ -22,5 +23,15 @@ func TestBody_wireFormat(t *testing.T) {
 		if string(body) != want {
 			t.Errorf("%s body:\n got %s\nwant %s", format, body, want)
 		}
+	}
+}
+
+// TestBody_refusesAnUnreadableSummary: a notification whose summary the
+// store could not read back is never sent with an empty body.
+func TestBody_refusesAnUnreadableSummary(t *testing.T) {
+	n := note("https://hooks.example.com/x", domain.FormatStandard)
+	n.Unreadable = errors.New("invalid character 'o' in literal null")
+	if body, err := notify.Body(n, ""); err == nil {
+		t.Fatalf("rendered %s", body)
 	}
 }

@@ -63,7 +63,7 @@ func TestStore_Apply_refusesAStaleChange(t *testing.T) {
 		ch.Notifications = []domain.Notification{{ID: "msg_cas_" + ch.Op.ID, OperationID: ch.Op.ID,
 			Namespace: ch.Op.Namespace, OpType: ch.Op.Type, Type: "operation.handed_off",
 			Destination: domain.Destination{URL: "https://hooks.example.com/x", Format: domain.FormatStandard},
-			Summary:     json.RawMessage(`{}`), CreatedAt: ch.Op.UpdatedAt}}
+			CreatedAt:   ch.Op.UpdatedAt}}
 		return ch
 	}
 	for _, tc := range []struct {
