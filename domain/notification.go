@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"net/url"
 	"time"
 )
 
@@ -84,9 +83,6 @@ type NotifiedError struct {
 	Code    string
 	Message string
 }
-
-// DeskPath is the desk page of an operation, relative to the public URL.
-func DeskPath(id string) string { return "/desk/operations/" + url.PathEscape(id) }
 
 // inDeskOrApproval is where an operation waits on a person.
 func inDeskOrApproval(s State) bool { return s.InDesk() || s == AwaitingApproval }
