@@ -83,13 +83,13 @@ func (s *server) listAudit(c *gin.Context) {
 
 func (s *server) exportAudit(c *gin.Context) {
 	vals, errs := strictQuery(c.Request.URL.RawQuery, auditExportParams)
-	req := audit.AuditExport{Format: vals.Get("format")}
+	req := audit.Export{Format: vals.Get("format")}
 	req.Query.Namespace = vals.Get("namespace")
 	req.Query.From, req.Query.To = queryTime(vals, "from", &errs), queryTime(vals, "to", &errs)
 	if req.Format == "" {
 		req.Format = audit.FormatJSONL
 	}
-	sink, ferr := audit.NewAuditEncoder(c.Writer, req.Format)
+	sink, ferr := audit.NewEncoder(c.Writer, req.Format)
 	trail := audit.OfLedger(s.ledger)
 	err := ferr
 	if err == nil {
@@ -99,7 +99,7 @@ func (s *server) exportAudit(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	w := &httpExport{AuditSink: sink, c: c, format: req.Format}
+	w := &httpExport{Sink: sink, c: c, format: req.Format}
 	if err := trail.Export(c.Request.Context(), actorOf(c), req, w); err != nil {
 		if !w.started {
 			s.fail(c, err)
@@ -114,7 +114,7 @@ func (s *server) exportAudit(c *gin.Context) {
 
 // httpExport sends the headers once the export is authorised and recorded.
 type httpExport struct {
-	audit.AuditSink
+	audit.Sink
 	c       *gin.Context
 	format  string
 	started bool
@@ -137,7 +137,7 @@ func (w *httpExport) Begin() error {
 		slog.Debug("audit export keeps the write deadline", "error", err)
 	}
 	w.c.Status(http.StatusOK)
-	return w.AuditSink.Begin()
+	return w.Sink.Begin()
 }
 
 // strictQuery parses a query string, refusing unknown and repeated

@@ -140,7 +140,7 @@ func download(x *harness, path, bearer string) *reply {
 func verifyExport(t *testing.T, raw []byte) {
 	t.Helper()
 	rep, err := audit.VerifyEvents(&audit.Verifier{RefName: "line"}, func(fn func(domain.AuditEvent, int64) error) error {
-		_, err := audit.DecodeAuditExport(bytes.NewReader(raw), fn)
+		_, err := audit.DecodeExport(bytes.NewReader(raw), fn)
 		return err
 	}, nil)
 	if err != nil || !rep.OK() {

@@ -99,9 +99,9 @@ func (l auditLine) event() (domain.AuditEvent, error) {
 		RequestID: l.RequestID, ClientAddr: l.ClientAddr, PrevHash: l.PrevHash, Hash: l.Hash}, nil
 }
 
-// NewAuditEncoder returns a sink that writes the export to w in format.
+// NewEncoder returns a sink that writes the export to w in format.
 // It buffers; End flushes.
-func NewAuditEncoder(w io.Writer, format string) (AuditSink, error) {
+func NewEncoder(w io.Writer, format string) (Sink, error) {
 	switch format {
 	case FormatJSONL, "":
 		bw := bufio.NewWriterSize(w, 64<<10)
@@ -176,9 +176,9 @@ func NeutraliseCell(v string) string {
 // RestoreCell undoes NeutraliseCell.
 func RestoreCell(v string) string { return strings.TrimPrefix(v, "'") }
 
-// DecodeAuditExport reads an export in either format, calling fn with each
+// DecodeExport reads an export in either format, calling fn with each
 // event and the line it starts on; it returns the format it found.
-func DecodeAuditExport(r io.Reader, fn func(domain.AuditEvent, int64) error) (string, error) {
+func DecodeExport(r io.Reader, fn func(domain.AuditEvent, int64) error) (string, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(3)
 	if bytes.Equal(head, []byte(utf8BOM)) {

@@ -45,7 +45,7 @@ func TestCSVExport_opensCleanly(t *testing.T) {
 	evil := b.event("op_A", 6) // a row added by hand, claiming a seq already taken
 	evil.ID, evil.Reason = "ev_EVIL", "@cmd|' /C calc'!A0\nsecond line"
 	var buf bytes.Buffer
-	sink, err := audit.NewAuditEncoder(&buf, audit.FormatCSV)
+	sink, err := audit.NewEncoder(&buf, audit.FormatCSV)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestJSONLExport_linesAreWhatIsHashed(t *testing.T) {
 	if err != nil || string(canon) != string(e.CanonicalJSON()) {
 		t.Fatalf("line 1 without its hash:\n%s\nwant\n%s (%v)", canon, e.CanonicalJSON(), err)
 	}
-	if _, err := audit.DecodeAuditExport(strings.NewReader(`{"id":"x","surprise":1}`+"\n"), func(domain.AuditEvent, int64) error { return nil }); err == nil {
+	if _, err := audit.DecodeExport(strings.NewReader(`{"id":"x","surprise":1}`+"\n"), func(domain.AuditEvent, int64) error { return nil }); err == nil {
 		t.Fatal("an unknown member was accepted")
 	}
 }

@@ -9,42 +9,42 @@ import (
 
 // The audit trail's use cases: list, export, verify, checkpoint, purge.
 
-// AuditSink receives an export: Begin before the first event (even when
+// Sink receives an export: Begin before the first event (even when
 // there is none), Write for each, End after the last.
-type AuditSink interface {
+type Sink interface {
 	Begin() error
 	Write(domain.AuditEvent) error
 	End() error
 }
 
-// AuditExport is one export request; Format is recorded in its audit event.
-type AuditExport struct {
+// Export is one export request; Format is recorded in its audit event.
+type Export struct {
 	Query  domain.AuditSelect
 	Format string
 }
 
-// AuditTrail holds the audit use cases.
-type AuditTrail struct {
+// Trail holds the audit use cases.
+type Trail struct {
 	Store domain.AuditStore
 	IDs   *domain.IDSource
 	Now   func() time.Time
 }
 
-// NewAuditTrail wires the audit use cases with the real clock.
-func NewAuditTrail(s domain.AuditStore) *AuditTrail {
-	return &AuditTrail{Store: s, IDs: &domain.IDSource{}, Now: time.Now}
+// NewTrail wires the audit use cases with the real clock.
+func NewTrail(s domain.AuditStore) *Trail {
+	return &Trail{Store: s, IDs: &domain.IDSource{}, Now: time.Now}
 }
 
 // OfLedger returns the audit use cases over the ledger's store, with the
 // ledger's ids and clock.
-func OfLedger(l *domain.Ledger) *AuditTrail {
-	return &AuditTrail{Store: l.Store, IDs: l.IDs, Now: l.Now}
+func OfLedger(l *domain.Ledger) *Trail {
+	return &Trail{Store: l.Store, IDs: l.IDs, Now: l.Now}
 }
 
 // List pages through the events the actor may see. A person with any role
 // sees everything; a workflow token sees its own namespace's operation
 // events — what its timelines already show — and never the system stream.
-func (t *AuditTrail) List(ctx context.Context, actor domain.Actor, q domain.AuditSelect) ([]domain.AuditEvent, string, error) {
+func (t *Trail) List(ctx context.Context, actor domain.Actor, q domain.AuditSelect) ([]domain.AuditEvent, string, error) {
 	switch {
 	case actor.Kind == domain.ActorWorkflow:
 		q.Namespace, q.WithSystem = actor.Namespace, false
@@ -58,17 +58,17 @@ func (t *AuditTrail) List(ctx context.Context, actor domain.Actor, q domain.Audi
 	return t.Store.ListAudit(ctx, q)
 }
 
-// MayExportAudit reports whether the actor may export the audit trail: the
+// MayExport reports whether the actor may export the audit trail: the
 // auditor and admin roles, and the command line, which holds the database.
-func MayExportAudit(a domain.Actor) bool {
+func MayExport(a domain.Actor) bool {
 	return a.Kind == domain.ActorSystem || (a.Kind == domain.ActorPerson && (a.Role == domain.RoleAuditor || a.Role == domain.RoleAdmin))
 }
 
 // Export streams every event matching the request to sink, in write order
 // with every chain field. The export is itself an audit event, written
 // before the first byte, so an export that fails half-way is on record too.
-func (t *AuditTrail) Export(ctx context.Context, actor domain.Actor, req AuditExport, sink AuditSink) error {
-	if !MayExportAudit(actor) {
+func (t *Trail) Export(ctx context.Context, actor domain.Actor, req Export, sink Sink) error {
+	if !MayExport(actor) {
 		return domain.Errorf(domain.EForbidden, "exporting the audit trail needs the auditor or admin role")
 	}
 	q := req.Query
@@ -99,7 +99,7 @@ func (t *AuditTrail) Export(ctx context.Context, actor domain.Actor, req AuditEx
 // VerifyDB verifies the whole trail in the database from one snapshot:
 // every chain, every checkpoint, every operation's audit head, and every
 // stored drill receipt against the drill_recorded event that chained it.
-func (t *AuditTrail) VerifyDB(ctx context.Context, v *Verifier) (Report, error) {
+func (t *Trail) VerifyDB(ctx context.Context, v *Verifier) (Report, error) {
 	var rep Report
 	err := t.Store.ReadSnapshot(ctx, func(r domain.AuditReader) error {
 		each := func(fn func(domain.AuditEvent, int64) error) error {
@@ -123,7 +123,7 @@ func (t *AuditTrail) VerifyDB(ctx context.Context, v *Verifier) (Report, error) 
 
 // Checkpoint writes the next checkpoint if any stream changed since the
 // last one, and reports whether it did.
-func (t *AuditTrail) Checkpoint(ctx context.Context) (domain.Checkpoint, bool, error) {
+func (t *Trail) Checkpoint(ctx context.Context) (domain.Checkpoint, bool, error) {
 	return t.Store.WriteCheckpoint(ctx, MaxCheckpointHeads,
 		func(prev domain.Checkpoint, heads []domain.StreamHead, upto int64) (domain.Checkpoint, domain.AuditEvent) {
 			c := NewCheckpoint(prev, heads, upto)
@@ -135,7 +135,7 @@ func (t *AuditTrail) Checkpoint(ctx context.Context) (domain.Checkpoint, bool, e
 
 // Purge removes up to limit streams that retention allows, each replaced by
 // a tombstone, and returns how many it removed. Zero retention purges none.
-func (t *AuditTrail) Purge(ctx context.Context, retention time.Duration, limit int) (int, error) {
+func (t *Trail) Purge(ctx context.Context, retention time.Duration, limit int) (int, error) {
 	if retention <= 0 {
 		return 0, nil
 	}

@@ -77,7 +77,7 @@ func standardTrail() *trailBuilder {
 func (b *trailBuilder) jsonl(t *testing.T) []string {
 	t.Helper()
 	var buf bytes.Buffer
-	sink, _ := audit.NewAuditEncoder(&buf, audit.FormatJSONL)
+	sink, _ := audit.NewEncoder(&buf, audit.FormatJSONL)
 	if err := sink.Begin(); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func verifyFile(t *testing.T, data []byte, partial bool) audit.Report {
 	t.Helper()
 	v := &audit.Verifier{Partial: partial, RefName: "line"}
 	rep, err := audit.VerifyEvents(v, func(fn func(domain.AuditEvent, int64) error) error {
-		_, err := audit.DecodeAuditExport(bytes.NewReader(data), fn)
+		_, err := audit.DecodeExport(bytes.NewReader(data), fn)
 		return err
 	}, nil)
 	if err != nil {
@@ -203,7 +203,7 @@ func TestVerify_tamperedExport(t *testing.T) {
 
 func encodeLine(t *testing.T, e domain.AuditEvent) string {
 	var buf bytes.Buffer
-	sink, _ := audit.NewAuditEncoder(&buf, audit.FormatJSONL)
+	sink, _ := audit.NewEncoder(&buf, audit.FormatJSONL)
 	if err := sink.Write(e); err != nil || sink.End() != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 // The desk's reads: what the people at the desk look at beyond one operation
 // — a summary of the desk, everything about one item in one call, the
-// approvals waiting. The audit trail across operations is AuditTrail.List.
+// approvals waiting. The audit trail across operations is audit.Trail.List.
 
 // DeskStore is what the desk reads from persistence beyond Store. The store
 // package implements it; the Ledger finds it on its Store.

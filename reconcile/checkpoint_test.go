@@ -32,7 +32,7 @@ func replicas(t *testing.T, n int) []*store.Store {
 	return out
 }
 
-func trailOf(s *store.Store) *audit.AuditTrail { return audit.NewAuditTrail(s) }
+func trailOf(s *store.Store) *audit.Trail { return audit.NewTrail(s) }
 
 // complete drives one operation to completed: four audit events.
 func complete(t *testing.T, l *domain.Ledger, key string) {

@@ -103,7 +103,7 @@ func TestContentRetention(t *testing.T) {
 		t.Fatalf("different content under the purged key: %v", err)
 	}
 
-	rep, err := audit.NewAuditTrail(st).VerifyDB(ctx, &audit.Verifier{})
+	rep, err := audit.NewTrail(st).VerifyDB(ctx, &audit.Verifier{})
 	if err != nil || !rep.OK() {
 		t.Fatalf("audit trail after the purge: %+v %v", rep, err)
 	}

@@ -17,7 +17,7 @@ type auditFixture struct {
 	t     *testing.T
 	s     *store.Store
 	l     *domain.Ledger
-	trail *audit.AuditTrail
+	trail *audit.Trail
 }
 
 func newAuditFixture(t *testing.T) *auditFixture {

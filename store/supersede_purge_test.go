@@ -76,7 +76,7 @@ func TestSupersede_racingPurgeKeepsContentPurged(t *testing.T) {
 	if leaked > 0 {
 		t.Fatalf("%d of %d superseded originals hold their purged content again", leaked, n)
 	}
-	rep, err := audit.NewAuditTrail(a).VerifyDB(ctx, &audit.Verifier{})
+	rep, err := audit.NewTrail(a).VerifyDB(ctx, &audit.Verifier{})
 	if err != nil || !rep.OK() {
 		t.Fatalf("audit trail: %+v %v", rep, err)
 	}

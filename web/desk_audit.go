@@ -33,7 +33,7 @@ func (s *server) audit(c *gin.Context) {
 	for _, a := range auditActions {
 		v.Actions = append(v.Actions, pages.Option{Value: a, Label: a})
 	}
-	if audit.MayExportAudit(me(c)) {
+	if audit.MayExport(me(c)) {
 		v.ExportCSV, v.ExportJSONL = auditExportURL(f, audit.FormatCSV), auditExportURL(f, audit.FormatJSONL)
 	}
 	var err error

@@ -22,7 +22,7 @@ func (s *server) auditExport(c *gin.Context) {
 	switch {
 	case len(errs) > 0:
 		err = domain.Invalid(errs...)
-	case !audit.MayExportAudit(person):
+	case !audit.MayExport(person):
 		err = domain.Errorf(domain.EForbidden, "exporting the audit trail needs the auditor or admin role")
 	case format != audit.FormatCSV && format != audit.FormatJSONL:
 		err = domain.Invalid(domain.FieldError{Field: "format", Message: "must be csv or jsonl"})
@@ -38,9 +38,9 @@ func (s *server) auditExport(c *gin.Context) {
 	c.Header("Content-Type", contentType)
 	c.Header("Content-Disposition", `attachment; filename="handoff-audit.`+format+`"`)
 	c.Status(http.StatusOK)
-	sink, err := audit.NewAuditEncoder(c.Writer, format)
+	sink, err := audit.NewEncoder(c.Writer, format)
 	if err == nil {
-		err = trail.Export(c.Request.Context(), person, audit.AuditExport{Query: domain.AuditSelect{AuditQuery: q}, Format: format}, sink)
+		err = trail.Export(c.Request.Context(), person, audit.Export{Query: domain.AuditSelect{AuditQuery: q}, Format: format}, sink)
 	}
 	if err != nil { // the status is sent: say so in the log; the file's last line will not verify
 		s.log.ErrorContext(c.Request.Context(), "audit export failed", "err", err)

@@ -51,7 +51,7 @@ func auditExport(ctx context.Context, cfg config, args []string, stdout, stderr 
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	req := audit.AuditExport{Format: *format}
+	req := audit.Export{Format: *format}
 	req.Query.Namespace = *ns
 	var err error
 	if req.Query.From, err = flagTime("from", *from); err != nil {
@@ -76,13 +76,13 @@ func auditExport(ctx context.Context, cfg config, args []string, stdout, stderr 
 		defer f.Close()
 		w = f
 	}
-	sink, err := audit.NewAuditEncoder(w, req.Format)
+	sink, err := audit.NewEncoder(w, req.Format)
 	if err != nil {
 		return err
 	}
-	counted := &countingSink{AuditSink: sink}
+	counted := &countingSink{Sink: sink}
 	start := time.Now()
-	if err := audit.NewAuditTrail(s).Export(ctx, cliActor(), req, counted); err != nil {
+	if err := audit.NewTrail(s).Export(ctx, cliActor(), req, counted); err != nil {
 		return err
 	}
 	if f != nil {
@@ -102,11 +102,11 @@ func auditExport(ctx context.Context, cfg config, args []string, stdout, stderr 
 }
 
 type countingSink struct {
-	audit.AuditSink
+	audit.Sink
 	n int64
 }
 
-func (c *countingSink) Write(e domain.AuditEvent) error { c.n++; return c.AuditSink.Write(e) }
+func (c *countingSink) Write(e domain.AuditEvent) error { c.n++; return c.Sink.Write(e) }
 
 func flagTime(name, v string) (time.Time, error) {
 	if v == "" {
@@ -136,7 +136,7 @@ func auditVerify(ctx context.Context, cfg config, args []string, stdout io.Write
 			return err
 		}
 		defer s.Close()
-		rep, err := audit.NewAuditTrail(s).VerifyDB(ctx, &audit.Verifier{})
+		rep, err := audit.NewTrail(s).VerifyDB(ctx, &audit.Verifier{})
 		if err != nil {
 			return err
 		}
@@ -152,7 +152,7 @@ func auditVerify(ctx context.Context, cfg config, args []string, stdout io.Write
 			return err
 		}
 		defer f.Close()
-		_, err = audit.DecodeAuditExport(f, fn)
+		_, err = audit.DecodeExport(f, fn)
 		return err
 	}
 	rep, err := audit.VerifyEvents(&audit.Verifier{Partial: *partial, RefName: "line"}, each, nil)
