@@ -13,12 +13,13 @@ import (
 type claimRequest struct {
 	Worker       string `json:"worker" schema:"required,minlen=1,maxlen=200"`
 	LeaseSeconds *int   `json:"lease_seconds" schema:"min=1,max=3600" doc:"default: the type's lease"`
+	Begin        bool   `json:"begin" doc:"true: the claim also records 'about to call the provider' in the same change (action_pending, as begin would); call the provider next, then settle. Default false: send begin yourself"`
 }
 
 func (r claimRequest) toDomain(prefix string) (domain.Claim, fieldErrs) {
 	var errs fieldErrs
 	lease := leaseDuration(&errs, prefix+"lease_seconds", r.LeaseSeconds)
-	return domain.Claim{Worker: r.Worker, Lease: lease}, errs
+	return domain.Claim{Worker: r.Worker, Lease: lease, Begin: r.Begin}, errs
 }
 
 func parseClaim(data []byte) (domain.Claim, error) {
@@ -36,6 +37,7 @@ type pullRequest struct {
 	Types        []string `json:"types" doc:"empty or absent: every type"`
 	Limit        *int     `json:"limit" schema:"min=1,max=100" doc:"default 1"`
 	LeaseSeconds *int     `json:"lease_seconds" schema:"min=1,max=3600"`
+	Begin        bool     `json:"begin" doc:"true: every claim also records 'about to call the provider' (action_pending); call the provider next, then settle"`
 }
 
 func parsePull(data []byte) (domain.PullClaim, error) {
@@ -43,7 +45,7 @@ func parsePull(data []byte) (domain.PullClaim, error) {
 	if err := unmarshalStrict(data, &req); err != nil {
 		return domain.PullClaim{}, err
 	}
-	cl, errs := claimRequest{Worker: req.Worker, LeaseSeconds: req.LeaseSeconds}.toDomain("")
+	cl, errs := claimRequest{Worker: req.Worker, LeaseSeconds: req.LeaseSeconds, Begin: req.Begin}.toDomain("")
 	p := domain.PullClaim{Claim: cl, Types: req.Types, Limit: 1}
 	if req.Limit != nil {
 		p.Limit = *req.Limit // the domain checks 1..MaxPullLimit
@@ -63,6 +65,8 @@ type claimJSON struct {
 	Content       json.RawMessage `json:"content" schema:"object"`
 	ContentSHA256 string          `json:"content_sha256"`
 	ProviderKey   string          `json:"provider_key"`
+	// ProviderKeyUse is why this attempt sends this provider key.
+	ProviderKeyUse string `json:"provider_key_use" doc:"which provider key this attempt sends and why: the first send of a content version, a re-send under the key it was first sent with, or a new key for a revision"`
 }
 
 type claimLeaseJSON struct {
@@ -81,6 +85,7 @@ func toClaim(r domain.ClaimResult, withOperation bool) *claimJSON {
 		Lease:   claimLeaseJSON{Token: r.Lease.Token, Worker: r.Lease.Worker, ExpiresAt: r.Lease.ExpiresAt.UTC()},
 		Attempt: attemptRefJSON{ID: r.Attempt.ID, Number: r.Attempt.Number},
 		Content: r.Operation.Content, ContentSHA256: r.Operation.ContentSHA256, ProviderKey: r.Operation.ProviderKey,
+		ProviderKeyUse: r.ProviderKeyUse,
 	}
 	if withOperation {
 		c.Operation = toOperation(r.Operation, false)

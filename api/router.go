@@ -63,7 +63,7 @@ func New(cfg Config) (*gin.Engine, error) {
 			if err != nil {
 				return nil, fmt.Errorf("recovery metrics: %w", err)
 			}
-			cfg.Ledger.Observer = r
+			cfg.Ledger.Observer, cfg.Ledger.Events = r, r
 		}
 	}
 	m, err := newMetrics(reg)

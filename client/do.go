@@ -28,6 +28,14 @@ type Request struct {
 	// CausedBy is the key of the operation whose side effect triggered
 	// this one; Handoff refuses to run a self-trigger loop.
 	CausedBy string
+
+	// SeparateBegin sends begin as a call of its own, after the claim and
+	// just before fn: three calls instead of two. By default the claim
+	// begins at once (claim.begin), since fn is the provider call and
+	// nothing runs between them; a worker that did work of its own between
+	// claim and call would want the separate begin, so that dying during
+	// that work leaves the operation to another worker rather than unknown.
+	SeparateBegin bool
 }
 
 // ProviderError is how fn reports what the provider said, so the server can
@@ -57,16 +65,17 @@ type registerAnswer struct {
 }
 
 // Do runs the protocol around fn, the one call to the provider: register
-// the key and claim it; if it already completed, return the stored result
-// without calling fn; otherwise begin (from here a lost worker means
-// "unknown", never a silent retry), call fn with the approved content and
-// the provider key while heartbeating the lease, and settle what fn
-// returned. The answer is the operation as the server settled it — which,
-// after the retry card, may differ from what fn reported.
+// the key and claim it, beginning in the same call (from here a lost worker
+// means "unknown", never a silent retry); if it already completed, return
+// the stored result without calling fn; otherwise call fn with the approved
+// content and the provider key while heartbeating the lease, and settle
+// what fn returned — two calls (three with Request.SeparateBegin). The
+// answer is the operation as the server settled it — which, after the retry
+// card, may differ from what fn reported.
 func (c *Client) Do(ctx context.Context, r Request, fn func(ctx context.Context, claim Claim) (Result, error)) (Operation, error) {
 	lease, worker := leaseAndWorker(r)
 	body := map[string]any{"key": r.Key, "type": r.Type, "content": r.Content,
-		"claim": map[string]any{"worker": worker, "lease_seconds": lease}}
+		"claim": map[string]any{"worker": worker, "lease_seconds": lease, "begin": !r.SeparateBegin}}
 	if r.EventID != "" {
 		body["event_id"] = r.EventID
 	}
@@ -109,7 +118,7 @@ func (c *Client) Resume(ctx context.Context, id string, r Request, fn func(ctx c
 	}
 	claimedAt := time.Now()
 	if _, err := c.call(ctx, http.MethodPost, "/v1/operations/"+url.PathEscape(id)+"/claim",
-		map[string]any{"worker": worker, "lease_seconds": lease}, &answer); err != nil {
+		map[string]any{"worker": worker, "lease_seconds": lease, "begin": !r.SeparateBegin}, &answer); err != nil {
 		return Operation{}, err
 	}
 	return c.run(ctx, answer.Operation, answer.Claim, claimedAt, lease, fn)
@@ -126,13 +135,16 @@ func leaseAndWorker(r Request) (int, string) {
 	return lease, worker
 }
 
-// run is the protocol after a claim: begin, fn under heartbeats, settle.
+// run is the protocol after a claim: begin unless the claim began at once,
+// fn under heartbeats, settle.
 func (c *Client) run(ctx context.Context, op Operation, claim Claim, claimedAt time.Time, lease int, fn func(ctx context.Context, claim Claim) (Result, error)) (Operation, error) {
 	path := "/v1/operations/" + url.PathEscape(op.ID)
 	held := &leaseClock{}
 	held.extend(claimedAt, lease)
-	if err := c.callLeased(ctx, held, path+"/begin", map[string]any{"lease_token": claim.Lease.Token}, nil); err != nil {
-		return op, err // nothing was sent; the lease will lapse and another worker may claim
+	if op.State != "action_pending" { // a claim without begin (Request.SeparateBegin)
+		if err := c.callLeased(ctx, held, path+"/begin", map[string]any{"lease_token": claim.Lease.Token}, nil); err != nil {
+			return op, err // nothing was sent; the lease will lapse and another worker may claim
+		}
 	}
 	result, fnErr := c.withHeartbeat(ctx, held, path, claim, lease, fn)
 	settle := map[string]any{"lease_token": claim.Lease.Token}

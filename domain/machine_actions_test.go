@@ -29,7 +29,8 @@ func accepted(t *rapid.T, err error, what string) {
 func (m *machine) claim(t *rapid.T) {
 	m.catchUp(t)
 	c := domain.Claim{Worker: rapid.SampledFrom(workers).Draw(t, "worker"),
-		Lease: rapid.SampledFrom([]time.Duration{0, 5 * time.Second, time.Minute}).Draw(t, "lease")}
+		Lease: rapid.SampledFrom([]time.Duration{0, 5 * time.Second, time.Minute}).Draw(t, "lease"),
+		Begin: rapid.Bool().Draw(t, "begin")}
 	before, ch, err := m.do(t, workflow, c)
 	reason := map[domain.State]domain.ClaimRefusal{domain.AwaitingApproval: domain.RefusedAwaitingApproval,
 		domain.Processing: domain.RefusedInProgress, domain.ActionPending: domain.RefusedInProgress,
@@ -46,7 +47,7 @@ func (m *machine) claim(t *rapid.T) {
 		return
 	}
 	accepted(t, err, "claim in "+before.State.String())
-	if l := ch.Op.Lease; ch.Op.State != domain.Processing || l.Worker != c.Worker || !l.ExpiresAt.Equal(m.leaseExpires) {
+	if l := ch.Op.Lease; ch.Op.State != claimedState(c) || l.Worker != c.Worker || !l.ExpiresAt.Equal(m.leaseExpires) {
 		t.Fatalf("claimed into %s with lease %+v", ch.Op.State, l)
 	}
 }
@@ -147,7 +148,7 @@ func (m *machine) settle(t *rapid.T) {
 	case before.State == domain.ActionPending && (s.Outcome == domain.OutcomeUnknown || class.LeavesDoubt()):
 		// invariant 4: doubt after begin, whatever the card calls the class;
 		// a guarded resend that runs out of retries is still a doubt
-		if !m.resendSafe() || exhausted {
+		if !m.autoResendAt(m.now) || exhausted {
 			want = domain.UnknownOutcome
 		} else {
 			want = domain.FailedRetryable
@@ -166,6 +167,10 @@ func (m *machine) settle(t *rapid.T) {
 	switch {
 	case !want.IsZero() && n.State != want:
 		t.Fatalf("%s, want %s", what, want)
+	case want.IsZero() && m.retryRefusal() != "" && (n.State != domain.FailedTerminal || n.LastError.Code != m.retryRefusal() || n.NextRetryAt != nil):
+		// invariant 8: the worker's SDK (or nobody) retries, never Handoff on top
+		t.Fatalf("%s, want failed_terminal with %s and no retry", what, m.retryRefusal())
+	case want.IsZero() && m.retryRefusal() != "":
 	case want.IsZero() && exhausted && (n.State != domain.FailedTerminal || n.LastError.Code != "retries_exhausted"):
 		t.Fatalf("%s, want failed_terminal with retries_exhausted", what)
 	case want.IsZero() && !exhausted && n.State != domain.FailedRetryable:
@@ -198,7 +203,7 @@ func (m *machine) reconcile(t *rapid.T) {
 	switch {
 	case r.Found:
 		want = domain.Completed
-	case m.card.LookupAuthoritative && exhausted:
+	case m.card.LookupAuthoritative && (exhausted || m.retryRefusal() != ""):
 		want = domain.FailedTerminal
 	case m.card.LookupAuthoritative:
 		want = domain.FailedRetryable
@@ -331,8 +336,23 @@ func (m *machine) approval(t *rapid.T) {
 		refusedWith(t, err, domain.EForbidden, "approval by the author")
 	default:
 		accepted(t, err, "approval")
+		if !reject && m.spentInDoubt(before) {
+			// invariant 9: the revision waits until a person knows whether
+			// the earlier content, sent under the old key, executed
+			want = domain.UnknownOutcome
+		}
 		if ch.Op.State != want {
 			t.Fatalf("approval → %s, want %s", ch.Op.State, want)
 		}
 	}
+}
+
+// spentInDoubt reports, as the model sees it, whether op's provider key was
+// sent with another content version on a provider that remembers keys,
+// and that send may have executed.
+func (m *machine) spentInDoubt(op domain.Operation) bool {
+	spent := op.ProviderKeyFirstSentAt != nil && op.ProviderKeySentVersion != op.ContentVersion &&
+		m.card.ProviderIdempotency != domain.IdempotencyNone
+	e := op.LastError
+	return spent && e != nil && (e.Code == domain.CodeResendGuarded || e.Code == "retention_expired" || e.Class.LeavesDoubt())
 }

@@ -68,13 +68,15 @@ type NotificationSummary struct {
 	Provider    string
 	ProviderKey string
 	AgeSeconds  int64
-	Assignee    string
-	DeskPath    string
-	Decision    string
-	DecidedBy   string
-	Content     json.RawMessage
-	ResultRef   string
-	ResultData  json.RawMessage
+	// EnteredDeskAt is when the operation last came to wait on a person.
+	EnteredDeskAt *time.Time
+	Assignee      string
+	DeskPath      string
+	Decision      string
+	DecidedBy     string
+	Content       json.RawMessage
+	ResultRef     string
+	ResultData    json.RawMessage
 }
 
 // NotifiedError is the last error as a notification carries it.
@@ -91,6 +93,8 @@ func inDeskOrApproval(s State) bool { return s.InDesk() || s == AwaitingApproval
 // put it there, or the step that did.
 func DeskReason(op Operation, action string) string {
 	switch {
+	case op.State == AwaitingApproval && heldForSecondExecution(op):
+		return op.LastError.Code
 	case op.State == AwaitingApproval && op.ContentVersion > 1 && op.ContentAuthor != "":
 		return "revised"
 	case op.State == AwaitingApproval:
@@ -112,6 +116,18 @@ func followUp(before Operation, ch *Change, env Env) {
 	}
 	wasIn, isIn := inDeskOrApproval(before.State) && !before.State.IsZero(), inDeskOrApproval(n.State)
 	moved := before.State != n.State
+	// An operation awaiting Handoff's own lookup has not been handed off:
+	// entering unknown_outcome on a card with an adapter starts no desk
+	// clock and announces nothing; the lookup's inconclusive end does both.
+	pending := AwaitingLookup(before, env.Card)
+	if pending {
+		wasIn = false
+		moved = moved || action == ActionLookupInconclusive
+	}
+	if moved && isIn && deferToLookup(before, *n, env) {
+		n.DeskEnteredAt, n.AssignedAt, n.EscalatedAt = nil, nil, nil
+		isIn = false
+	}
 	if wasIn && moved && env.Actor.Kind == ActorPerson {
 		decision := action
 		if n.Resolution != nil {
@@ -159,6 +175,9 @@ func notificationsFor(op Operation, typ, action, decision string, dests []Destin
 		Reason: DeskReason(op, action), Attempts: op.Attempts, Provider: env.Card.Provider, ProviderKey: op.ProviderKey,
 		AgeSeconds: int64(math.Max(0, env.Now.Sub(op.CreatedAt).Seconds())), Assignee: op.Assignee,
 		DeskPath: DeskPath(op.ID), Decision: decision}
+	if op.DeskEnteredAt != nil {
+		s.EnteredDeskAt = ptr(op.DeskEnteredAt.UTC())
+	}
 	if typ == NotifyResolved {
 		s.Reason = decision
 		if op.Resolution != nil {
@@ -415,6 +434,11 @@ type RecoveryStats struct {
 	P50, P90   time.Duration // time from desk entry to those resolutions
 	PerDay     []DayFlow     // oldest day first
 	ByAssignee []AssigneeLoad
+
+	// SettledByLookup are the outcomes Handoff settled by looking them up
+	// at the provider within the window (found, or an authoritative
+	// not-found re-sent): no person was asked.
+	SettledByLookup int
 }
 
 // DayFlow is one day's entries into the desk (or approval) and people's

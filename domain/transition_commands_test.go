@@ -22,9 +22,10 @@ type command struct {
 }
 
 var (
-	claimW2     = domain.Claim{Worker: "w-2"}
-	crmResult   = &domain.Result{Ref: "crm_123", Data: []byte(`{"id":123}`)}
-	rateLimited = &domain.ErrorInfo{Class: domain.ClassRateLimited, Code: "429", Message: "slow down"}
+	claimW2      = domain.Claim{Worker: "w-2"}
+	claimW2Begin = domain.Claim{Worker: "w-2", Begin: true}
+	crmResult    = &domain.Result{Ref: "crm_123", Data: []byte(`{"id":123}`)}
+	rateLimited  = &domain.ErrorInfo{Class: domain.ClassRateLimited, Code: "429", Message: "slow down"}
 )
 
 func live(op domain.Operation) int64 { return op.LeaseToken }
@@ -78,6 +79,9 @@ func commands() []command {
 		{name: "claim", build: func(domain.Operation) domain.Command { return claimW2 }, check: checkClaim},
 		{name: "claim/retry_later", at: beforeRetryAt, build: func(domain.Operation) domain.Command { return claimW2 },
 			check: checkClaim},
+		{name: "claim+begin", build: func(domain.Operation) domain.Command { return claimW2Begin }, check: checkClaimBegan},
+		{name: "claim+begin/retry_later", at: beforeRetryAt, build: func(domain.Operation) domain.Command { return claimW2Begin },
+			check: checkClaimBegan},
 
 		{name: "heartbeat", build: func(op domain.Operation) domain.Command {
 			return domain.Heartbeat{LeaseToken: op.LeaseToken, Lease: 45 * time.Second}
@@ -266,6 +270,28 @@ func checkClaim(t *testing.T, b domain.Operation, ch domain.Change, env domain.E
 	}
 	if !bytes.Equal(n.Content, b.Content) || n.ContentSHA256 != b.ContentSHA256 || n.ProviderKey != b.ProviderKey {
 		t.Fatalf("a claim must hand out the stored snapshot and provider key")
+	}
+}
+
+// checkClaimBegan: a claim that began at once is the claim and the begin
+// in one event — the lease, the attempt inserted with its began_at, the
+// provider key's first send — and never passes through processing.
+func checkClaimBegan(t *testing.T, b domain.Operation, ch domain.Change, env domain.Env) {
+	t.Helper()
+	checkClaim(t, b, ch, env)
+	ev := ch.Events[0]
+	if ev.Action != domain.ActionClaimedAndBegan || ev.FromState != b.State.String() || ev.ToState != "action_pending" {
+		t.Fatalf("event %s %s → %s, want %s %s → action_pending", ev.Action, ev.FromState, ev.ToState,
+			domain.ActionClaimedAndBegan, b.State)
+	}
+	if !bytes.Contains(ev.Detail, []byte(`"worker":"w-2"`)) || !bytes.Contains(ev.Detail, []byte(`"attempt_id":"`)) {
+		t.Fatalf("the event must carry the claim's detail, got %s", ev.Detail)
+	}
+	if a := ch.Attempt.Attempt; a.BeganAt == nil || !a.BeganAt.Equal(env.Now) || !a.ClaimedAt.Equal(env.Now) {
+		t.Fatalf("attempt claimed %v began %v, want both now", a.ClaimedAt, a.BeganAt)
+	}
+	if p := ch.Op.ProviderKeyFirstSentAt; p == nil || !p.Equal(env.Now) {
+		t.Fatalf("provider_key_first_sent_at = %v, want now", p)
 	}
 }
 

@@ -134,6 +134,10 @@ func matrix() map[string][]want {
 		// completed, failed_retryable, failed_terminal, unknown_outcome, cancelled
 		"claim":             {awaiting, to(pr), inProgress, inProgress, done, to(pr), handedOff, handedOff, cancelled},
 		"claim/retry_later": {awaiting, to(pr), inProgress, inProgress, done, later, handedOff, handedOff, cancelled},
+		// claim.begin: the lease and the begin in one change, from wherever
+		// a claim is granted; refused wherever a claim is.
+		"claim+begin":             {awaiting, to(ap), inProgress, inProgress, done, to(ap), handedOff, handedOff, cancelled},
+		"claim+begin/retry_later": {awaiting, to(ap), inProgress, inProgress, done, later, handedOff, handedOff, cancelled},
 
 		"heartbeat":               onlyIn(stale, map[domain.State]want{pr: same, ap: same}),
 		"heartbeat/old_token":     allStates(stale),

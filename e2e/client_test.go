@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -58,6 +59,35 @@ func TestClientDo(t *testing.T) {
 	op, err = c.Do(ctx, req("bad"), provider("bad", &client.ProviderError{Class: "validation", Message: "owner missing"}))
 	if err == nil || op.State != "failed_terminal" {
 		t.Fatalf("a validation error is terminal by the card: %+v %v", op, err)
+	}
+
+	// Two calls by default: the claim begins at once. Three with SeparateBegin.
+	for _, tc := range []struct {
+		key      string
+		separate bool
+		want     string
+	}{{"two", false, "registered claimed_and_began settled"}, {"three", true, "registered claimed began settled"}} {
+		r := req(tc.key)
+		r.SeparateBegin = tc.separate
+		op, err := c.Do(ctx, r, provider(tc.key, nil))
+		if err != nil || op.State != "completed" {
+			t.Fatalf("%s: %+v %v", tc.key, op, err)
+		}
+		var tl struct {
+			Items []struct {
+				Action string `json:"action"`
+			} `json:"items"`
+		}
+		if err := c.Call(ctx, http.MethodGet, "/v1/operations/"+op.ID+"/timeline", nil, &tl); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range tl.Items {
+			got = append(got, e.Action)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Fatalf("%s: timeline %v, want %s", tc.key, got, tc.want)
+		}
 	}
 }
 

@@ -53,25 +53,27 @@ type Message struct {
 
 // Summary is the operation as a webhook's data carries it.
 type Summary struct {
-	ID          string          `json:"id"`
-	Key         string          `json:"key"`
-	Type        string          `json:"type"`
-	Namespace   string          `json:"namespace"`
-	State       string          `json:"state"`
-	Reason      string          `json:"reason"`
-	LastError   *LastError      `json:"last_error"`
-	Attempts    int             `json:"attempts"`
-	Provider    string          `json:"provider"`
-	ProviderKey string          `json:"provider_key"`
-	AgeSeconds  int64           `json:"age_seconds"`
-	Assignee    string          `json:"assignee"`
-	DeskPath    string          `json:"desk_path"`
-	DeskURL     string          `json:"desk_url,omitempty"` // from the public base URL, when there is one
-	Decision    string          `json:"decision,omitempty"`
-	DecidedBy   string          `json:"decided_by,omitempty"`
-	Content     json.RawMessage `json:"content,omitempty"`
-	ResultRef   string          `json:"result_ref,omitempty"`
-	ResultData  json.RawMessage `json:"result_data,omitempty"`
+	ID          string     `json:"id"`
+	Key         string     `json:"key"`
+	Type        string     `json:"type"`
+	Namespace   string     `json:"namespace"`
+	State       string     `json:"state"`
+	Reason      string     `json:"reason"`
+	LastError   *LastError `json:"last_error"`
+	Attempts    int        `json:"attempts"`
+	Provider    string     `json:"provider"`
+	ProviderKey string     `json:"provider_key"`
+	AgeSeconds  int64      `json:"age_seconds"`
+	// EnteredDeskAt is when the operation last came to wait on a person.
+	EnteredDeskAt *time.Time      `json:"entered_desk_at,omitempty"`
+	Assignee      string          `json:"assignee"`
+	DeskPath      string          `json:"desk_path"`
+	DeskURL       string          `json:"desk_url,omitempty"` // from the public base URL, when there is one
+	Decision      string          `json:"decision,omitempty"`
+	DecidedBy     string          `json:"decided_by,omitempty"`
+	Content       json.RawMessage `json:"content,omitempty"`
+	ResultRef     string          `json:"result_ref,omitempty"`
+	ResultData    json.RawMessage `json:"result_data,omitempty"`
 }
 
 // LastError is the operation's last error in a webhook's data.
@@ -83,7 +85,7 @@ type LastError struct {
 
 func summaryOf(s domain.NotificationSummary) Summary {
 	w := Summary{ID: s.ID, Key: s.Key, Type: s.Type, Namespace: s.Namespace, State: s.State, Reason: s.Reason,
-		Attempts: s.Attempts, Provider: s.Provider, ProviderKey: s.ProviderKey, AgeSeconds: s.AgeSeconds,
+		Attempts: s.Attempts, Provider: s.Provider, ProviderKey: s.ProviderKey, AgeSeconds: s.AgeSeconds, EnteredDeskAt: s.EnteredDeskAt,
 		Assignee: s.Assignee, DeskPath: s.DeskPath, Decision: s.Decision, DecidedBy: s.DecidedBy,
 		Content: s.Content, ResultRef: s.ResultRef, ResultData: s.ResultData}
 	if e := s.LastError; e != nil {

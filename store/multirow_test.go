@@ -122,3 +122,85 @@ func TestGroupCommit_multiRow(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupCommit_multiRowBegunClaims: claims that begin at once, as
+// registrations (one multi-row insert) and as claims of registered
+// operations (one multi-row update), are written as decided: action_pending,
+// the attempt inserted with began_at, one claimed_and_began event each, and
+// whole chains — as the single statement and GORM write them.
+func TestGroupCommit_multiRowBegunClaims(t *testing.T) {
+	needPostgres(t)
+	ctx := context.Background()
+	s := storetest.New(t)
+	ids := &domain.IDSource{}
+	env := func() domain.Env {
+		return domain.Env{Card: testCards()["crm.task.create"], Now: time.Now().UTC().Truncate(time.Microsecond),
+			Actor: wf, NewID: ids.New, Jitter: func() float64 { return 0 }}
+	}
+	newOp := func(key string, claim *domain.Claim) domain.Change {
+		ch, err := domain.NewOperation(domain.Registration{Namespace: wf.Namespace, Key: key, Type: "crm.task.create",
+			Claim: claim}, []byte(`{"a":1}`), false, env())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ch
+	}
+	var begun, plain []domain.Change
+	for i := range 5 {
+		begun = append(begun, newOp(fmt.Sprintf("evt_bc%d:task", i), &domain.Claim{Worker: "w1", Begin: true}))
+		plain = append(plain, newOp(fmt.Sprintf("evt_pc%d:task", i), nil))
+	}
+	// Alone, each takes the single statement (one round trip), not GORM.
+	if !store.FastPath(s, begun[0]) {
+		t.Fatal("a begun registration goes through GORM, not the single statement")
+	}
+	if plan := store.MultiRow(begun, true); !slices.Equal(plan, []int{5}) {
+		t.Fatalf("five begun registrations are sent as %v, want one statement of 5", plan)
+	}
+	all := append(append([]domain.Change{}, begun...), plain...)
+	if created, errs := store.CreateTogether(s, all); slices.Contains(created, false) || slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
+		t.Fatalf("created %v, errs %v", created, errs)
+	}
+	var claims []domain.Change
+	for _, reg := range plain {
+		op, _, err := s.Load(ctx, "", reg.Op.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := domain.Decide(op, domain.Claim{Worker: "w2", Begin: true}, env())
+		if err != nil {
+			t.Fatal(err)
+		}
+		claims = append(claims, ch)
+	}
+	if !store.FastPath(s, claims[0]) {
+		t.Fatal("a begun claim goes through GORM, not the single statement")
+	}
+	if plan := store.MultiRow(claims, false); !slices.Equal(plan, []int{5}) {
+		t.Fatalf("five begun claims are sent as %v, want one statement of 5", plan)
+	}
+	if written, errs := store.ApplyTogether(s, claims); slices.Contains(written, false) || slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
+		t.Fatalf("claims written %v, errs %v", written, errs)
+	}
+	if n := store.Reruns(s); n != 0 {
+		t.Fatalf("%d flushes failed whole and were re-run change by change", n)
+	}
+	for _, ch := range append(begun, claims...) {
+		op, _, err := s.Load(ctx, "", ch.Op.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		atts, err := s.Attempts(ctx, op.ID)
+		if err != nil || len(atts) != 1 || atts[0].BeganAt == nil || !atts[0].BeganAt.Equal(ch.Op.UpdatedAt) {
+			t.Fatalf("%s: attempts %+v (%v), want one with began_at", op.Key, atts, err)
+		}
+		if op.State != domain.ActionPending || op.ProviderKeyFirstSentAt == nil || op.Version != ch.Op.Version || op.AuditHead != ch.Op.AuditHead {
+			t.Fatalf("%s: %s v%d sent %v, decided %s v%d", op.Key, op.State, op.Version, op.ProviderKeyFirstSentAt, ch.Op.State, ch.Op.Version)
+		}
+		tl, err := s.Timeline(ctx, op.ID)
+		if err != nil || len(tl) != 2 || tl[1].Action != domain.ActionClaimedAndBegan || tl[1].Hash != domain.HashEvent(tl[1]) ||
+			tl[1].PrevHash != tl[0].Hash {
+			t.Fatalf("%s: timeline %+v (%v)", op.Key, tl, err)
+		}
+	}
+}

@@ -1,9 +1,11 @@
 // Command handoff-load drives whole lifecycles through a running Handoff's
-// HTTP API, as workflows would — register with an inline claim → begin →
-// settle completed, each a durable, audited call — from N concurrent
-// clients, and prints lifecycles/s and each call's p50 and p99.
+// HTTP API, as workflows would — register with an inline claim that begins
+// at once → settle completed (-calls 2, the default, as client.Do), or
+// register with an inline claim → begin → settle (-calls 3), each a
+// durable, audited call — from N concurrent clients, and prints
+// lifecycles/s and each call's p50 and p99.
 //
-//	handoff-load -url http://127.0.0.1:8080 -token hnd_… -c 8 -d 15s
+//	handoff-load -url http://127.0.0.1:8080 -token hnd_… -c 8 -d 15s [-calls 3]
 //
 // Several -url flags spread the clients over several replicas. -rate paces
 // the starts (e.g. at half the maximum a first run found) so the p99 is a
@@ -42,14 +44,16 @@ func main() {
 	prefix := flag.String("prefix", fmt.Sprintf("load_%d", time.Now().UnixNano()), "key prefix, unique per run")
 	rate := flag.Float64("rate", 0, "lifecycles/s to start, spread evenly over time (0: as fast as the clients go); "+
 		"run once without it to find the maximum, then at half of it for latency at a sustainable load")
+	ncalls := flag.Int("calls", 2, "calls per lifecycle: 2 (the claim begins at once) or 3 (a begin call of its own)")
 	flag.Parse()
 	if len(targets) == 0 {
 		targets = urls{"http://127.0.0.1:8080"}
 	}
-	if *token == "" || *clients < 1 || *rate < 0 {
-		fmt.Fprintln(os.Stderr, "handoff-load: -token (or HANDOFF_TOKEN), -c ≥ 1 and -rate ≥ 0 are required")
+	if *token == "" || *clients < 1 || *rate < 0 || (*ncalls != 2 && *ncalls != 3) {
+		fmt.Fprintln(os.Stderr, "handoff-load: -token (or HANDOFF_TOKEN), -c ≥ 1, -rate ≥ 0 and -calls 2 or 3 are required")
 		os.Exit(2)
 	}
+	separate = *ncalls == 3
 	r := run(targets, *token, *typ, *prefix, *clients, *dur, newPacer(*rate, time.Now()))
 	r.print(os.Stdout, *clients, len(targets))
 	if r.failed.Load() > 0 {
@@ -57,7 +61,18 @@ func main() {
 	}
 }
 
+// separate: the lifecycle sends begin as a call of its own (-calls 3).
+var separate bool
+
 var calls = []string{"register+claim", "begin", "settle"}
+
+// callNames are the calls a lifecycle makes, by their place in result.lat.
+func callNames() []string {
+	if separate {
+		return calls
+	}
+	return []string{"register+claim+begin", "", "settle"}
+}
 
 type result struct {
 	mu        sync.Mutex
@@ -115,8 +130,8 @@ func lifecycle(hc *http.Client, base, token, typ, key string, lat *[3][]time.Dur
 			} `json:"lease"`
 		} `json:"claim"`
 	}
-	body := map[string]any{"key": key, "type": typ, "content": map[string]any{"title": "Follow up", "owner": "u_9"},
-		"claim": map[string]any{"worker": "handoff-load", "lease_seconds": 30}}
+	body := map[string]any{"key": key, "type": typ, "content": map[string]any{"title": "Follow up", "owner": "u_9", "ref": key},
+		"claim": map[string]any{"worker": "handoff-load", "lease_seconds": 30, "begin": !separate}}
 	if err := call(hc, base+"/v1/operations", token, body, &reg, &lat[0]); err != nil {
 		return fmt.Errorf("register: %w", err)
 	}
@@ -124,8 +139,10 @@ func lifecycle(hc *http.Client, base, token, typ, key string, lat *[3][]time.Dur
 		return fmt.Errorf("register %s: no claim in the answer", key)
 	}
 	tok := reg.Claim.Lease.Token
-	if err := call(hc, base+"/v1/operations/"+reg.ID+"/begin", token, map[string]any{"lease_token": tok}, nil, &lat[1]); err != nil {
-		return fmt.Errorf("begin: %w", err)
+	if separate {
+		if err := call(hc, base+"/v1/operations/"+reg.ID+"/begin", token, map[string]any{"lease_token": tok}, nil, &lat[1]); err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
 	}
 	var settled struct {
 		State string `json:"state"`
@@ -173,14 +190,18 @@ func call(hc *http.Client, url, token string, body, out any, lat *[]time.Duratio
 
 func (r *result) print(w io.Writer, clients, replicas int) {
 	secs := r.elapsed.Seconds()
-	fmt.Fprintf(w, "handoff lifecycles=%d failed=%d clients=%d replicas=%d seconds=%.2f lifecycles_per_s=%.1f\n",
-		r.done.Load(), r.failed.Load(), clients, replicas, secs, float64(r.done.Load())/secs)
+	n := 2
+	if separate {
+		n = 3
+	}
+	fmt.Fprintf(w, "handoff lifecycles=%d failed=%d clients=%d replicas=%d calls=%d seconds=%.2f lifecycles_per_s=%.1f\n",
+		r.done.Load(), r.failed.Load(), clients, replicas, n, secs, float64(r.done.Load())/secs)
 	if r.pace.rate > 0 {
 		fmt.Fprintf(w, "  paced at %.1f lifecycles/s; %d started behind schedule\n", r.pace.rate, r.pace.late.Load())
 	}
-	for k, name := range calls {
+	for k, name := range callNames() {
 		l := r.lat[k]
-		if len(l) == 0 {
+		if len(l) == 0 || name == "" {
 			continue
 		}
 		slices.Sort(l)

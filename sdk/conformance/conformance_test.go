@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ type scenario struct {
 	Content    map[string]any `json:"content"`
 	Steps      []step         `json:"steps"`
 	State      string         `json:"state"`
+	Timeline   []string       `json:"timeline"`
 	Executions int            `json:"executions"`
 	FaultsHit  *int           `json:"faults_hit"`
 }
@@ -283,6 +285,23 @@ func checkAfter(t *testing.T, c *client.Client, e env, sc scenario, key string) 
 	}
 	if op.State != sc.State {
 		t.Errorf("state %s, want %s", op.State, sc.State)
+	}
+	if sc.Timeline != nil {
+		var tl struct {
+			Items []struct {
+				Action string `json:"action"`
+			} `json:"items"`
+		}
+		if err := c.Call(context.Background(), http.MethodGet, "/v1/operations/"+op.ID+"/timeline", nil, &tl); err != nil {
+			t.Fatalf("timeline: %v", err)
+		}
+		var actions []string
+		for _, e := range tl.Items {
+			actions = append(actions, e.Action)
+		}
+		if !slices.Equal(actions, sc.Timeline) {
+			t.Errorf("timeline %v, want %v", actions, sc.Timeline)
+		}
 	}
 	var count struct {
 		Executions int `json:"executions"`

@@ -239,11 +239,14 @@ class Client:
 
     def run(self, key: str, type: str, content: Mapping[str, Any], fn: Callable[[Context], Any], *,
             event_id: Optional[str] = None, correlation_id: Optional[str] = None, caused_by: Optional[str] = None,
-            worker: Optional[str] = None, lease_seconds: Optional[int] = None) -> Result:
+            worker: Optional[str] = None, lease_seconds: Optional[int] = None,
+            separate_begin: bool = False) -> Result:
         """Runs fn, the one call to the provider, under the key.
 
         Registers and claims; if the key completed before, returns the stored
-        result (``replayed``) without calling fn. Otherwise begins — from here
+        result (``replayed``) without calling fn. Otherwise the claim also
+        begins (the two-call lifecycle; ``separate_begin=True`` sends begin as
+        its own call, for work between the claim and the provider) — from here
         a lost worker means "unknown", never a silent retry — calls
         ``fn(ctx)`` while heartbeating the lease, and settles what fn
         returned (a dict with ``ref`` and optional ``data``, or a Result) or
@@ -254,7 +257,8 @@ class Client:
         lease = lease_seconds or 30
         claimed_at = time.monotonic()  # the lease runs from no later than this
         reg = self.register(key, type, content, event_id=event_id, correlation_id=correlation_id,
-                            caused_by=caused_by, claim={"worker": worker or self.worker, "lease_seconds": lease})
+                            caused_by=caused_by, claim={"worker": worker or self.worker, "lease_seconds": lease,
+                                                          "begin": not separate_begin})
         claim = reg.get("claim")
         if not claim:
             if reg.get("state") == "completed":
@@ -264,8 +268,9 @@ class Client:
         op_id, token = reg["id"], claim["lease"]["token"]
         held = _LeaseClock()
         held.extend(claimed_at, lease)
-        # Nothing was sent if begin fails: the lease lapses, another worker may claim.
-        self._leased(held, _op(op_id, "begin"), {"lease_token": token})
+        if reg.get("state") != "action_pending":
+            # Nothing was sent if begin fails: the lease lapses, another worker may claim.
+            self._leased(held, _op(op_id, "begin"), {"lease_token": token})
         ctx = Context(operation_id=op_id, content=claim.get("content") or {}, provider_key=claim.get("provider_key", ""),
                       attempt=(claim.get("attempt") or {}).get("number", 0), lease_token=token, operation=reg)
         value, raised = self._with_heartbeat(held, op_id, token, lease, fn, ctx)

@@ -98,6 +98,9 @@ def check_after(client, env, sc, key):
         time.sleep(0.1)
         op = client.get(op["id"])
     assert op["state"] == sc["state"]
+    if "timeline" in sc:
+        timeline = client.request("GET", "/v1/operations/" + op["id"] + "/timeline")
+        assert [e["action"] for e in timeline["items"]] == sc["timeline"]
     count = http("GET", env["sandbox"] + "/executions?key=" + op["provider_key"])
     assert count["executions"] == sc["executions"]
     if "faults_hit" in sc:

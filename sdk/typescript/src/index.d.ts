@@ -59,6 +59,8 @@ export interface RunOptions {
   causedBy?: string;
   worker?: string;
   leaseSeconds?: number;
+  /** Send begin as its own call after the claim (the three-call lifecycle), for work between claim and provider call. */
+  separateBegin?: boolean;
 }
 
 export class Client {

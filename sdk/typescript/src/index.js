@@ -165,18 +165,19 @@ export class Client {
   /**
    * Runs fn, the one call to the provider, under the key. Registers and
    * claims; if the key completed before, resolves to the stored result
-   * (replayed) without calling fn. Otherwise begins — from here a lost worker
-   * means "unknown", never a silent retry — calls fn(ctx) while heartbeating
+   * (replayed) without calling fn. Otherwise the claim also begins (the
+   * two-call lifecycle; separateBegin: true sends begin as its own call) —
+   * from here a lost worker means "unknown", never a silent retry — calls fn(ctx) while heartbeating
    * the lease, and settles what fn returned ({ref, data}) or threw (a
    * ProviderError; anything else, a timeout or a lost connection included,
    * settles as unknown_outcome). Rejects with what the settled operation
    * says: RetryLater, OnTheDesk, OutcomeUnknown.
    */
-  async run(key, type, content, fn, { eventId, correlationId, causedBy, worker, leaseSeconds } = {}) {
+  async run(key, type, content, fn, { eventId, correlationId, causedBy, worker, leaseSeconds, separateBegin } = {}) {
     const lease = leaseSeconds || 30;
     const claimedAt = Date.now(); // the lease runs from no later than this
     const reg = await this.register(key, type, content, { eventId, correlationId, causedBy,
-      claim: { worker: worker ?? this.worker, lease_seconds: lease } });
+      claim: { worker: worker ?? this.worker, lease_seconds: lease, begin: !separateBegin } });
     const claim = reg.claim;
     if (!claim) {
       if (reg.state === "completed") {
@@ -188,8 +189,10 @@ export class Client {
     const token = claim.lease.token;
     const held = new LeaseClock();
     held.extend(claimedAt, lease);
-    // Nothing was sent if begin fails: the lease lapses, another worker may claim.
-    await this.#leased(held, opPath(id, "begin"), { lease_token: token });
+    if (reg.state !== "action_pending") {
+      // Nothing was sent if begin fails: the lease lapses, another worker may claim.
+      await this.#leased(held, opPath(id, "begin"), { lease_token: token });
+    }
     const ctx = { operationId: id, content: claim.content ?? {}, providerKey: claim.provider_key,
       attempt: claim.attempt?.number ?? 0, leaseToken: token, operation: reg };
     const { value, thrown } = await this.#withHeartbeat(held, id, token, lease, fn, ctx);

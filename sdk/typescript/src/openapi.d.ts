@@ -375,7 +375,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Claim the lease on one operation
+         * Claim the lease on one operation (with begin: true, begun in the same change)
          * @description Grants the worker a fenced lease: the answer carries the lease token, the content snapshot to execute and the provider key. 409 not_claimable says why not (completed, in_progress, retry_later, awaiting_approval, handed_off, cancelled).
          */
         post: operations["claimOperation"];
@@ -670,6 +670,8 @@ export interface components {
             retry_after_seconds?: number;
         };
         ClaimRequest: {
+            /** @description true: the claim also records 'about to call the provider' in the same change (action_pending, as begin would); call the provider next, then settle. Default false: send begin yourself */
+            begin?: boolean | null;
             /** @description default: the type's lease */
             lease_seconds?: number | null;
             worker: string;
@@ -824,6 +826,25 @@ export interface components {
             lease: string;
             /** @enum {string} */
             lookup: "none" | "api" | "manual";
+            /** @description how Handoff looks an unknown outcome up itself; null without one */
+            lookup_adapter: {
+                /** @description the environment variable holding the secret; the secret is never shown */
+                auth_env: string | null;
+                /** @description answer pointer = content pointer, per compared field */
+                compare: string[];
+                done_states: string[];
+                found_status: number[];
+                method: string;
+                not_found_status: number[];
+                /** @description RFC 6901 JSON pointer to the provider's reference */
+                ref: string;
+                state: string | null;
+                /** @description a template: {provider_key}, {key}, {event_id} and {content.field}, each escaped where it stands */
+                url: string;
+                when_nonempty: string | null;
+                /** @description how long Handoff keeps looking before it concludes */
+                window: string;
+            } | null;
             lookup_authoritative: boolean;
             lookup_url: string | null;
             name: string;
@@ -879,6 +900,8 @@ export interface components {
             type: string;
         };
         PullRequest: {
+            /** @description true: every claim also records 'about to call the provider' (action_pending); call the provider next, then settle */
+            begin?: boolean | null;
             lease_seconds?: number | null;
             /** @description default 1 */
             limit?: number | null;

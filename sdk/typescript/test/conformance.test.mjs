@@ -103,7 +103,8 @@ describe("conformance", () => {
       }
       assert.equal(op.state, sc.state);
       // Read back as a person would see it, so those answers are checked too.
-      await client.request("GET", `/v1/operations/${op.id}/timeline`);
+      const timeline = await client.request("GET", `/v1/operations/${op.id}/timeline`);
+      if ("timeline" in sc) assert.deepEqual(timeline.items.map((e) => e.action), sc.timeline, "the timeline's actions");
       await client.request("GET", `/v1/operations/${op.id}/attempts`);
       const count = await http("GET", `${env.sandbox}/executions?key=${op.provider_key}`);
       assert.equal(count.executions, sc.executions, "the sandbox's executions");

@@ -1,0 +1,45 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/opshandoff/handoff/domain"
+)
+
+// TestDesk_BegunClaimOnTheTimeline: an operation claimed with begin (the
+// two-call lifecycle) shows one timeline event for the claim and the begin,
+// received → action pending, with the claim's worker and attempt; and the
+// audit page offers that action as a filter and finds it.
+func TestDesk_BegunClaimOnTheTimeline(t *testing.T) {
+	d := newDesk(t)
+	d.signedIn("ada", "aud")
+	ctx := context.Background()
+	op := d.register("evt_1:begun", "crm.task.create")
+	cl, err := d.ledger.Claim(ctx, testWorkflow, op.ID, domain.Claim{Worker: "w-fast", Begin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.ledger.Settle(ctx, testWorkflow, op.ID, domain.Settle{LeaseToken: cl.Lease.Token, Outcome: domain.OutcomeUnknown,
+		Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Message: "read timeout"}}); err != nil {
+		t.Fatal(err)
+	}
+	p := d.get("ada", "/desk/operations/"+op.ID).want(http.StatusOK)
+	evs := p.all("timeline-event")
+	if len(evs) != 3 || attr(evs[1], "data-action") != domain.ActionClaimedAndBegan {
+		t.Fatalf("timeline: %d events", len(evs))
+	}
+	if got := text(evs[1]); !strings.Contains(got, "received → action pending") || !strings.Contains(got, "w-fast") {
+		t.Fatalf("the begun claim reads %q", got)
+	}
+	a := d.get("aud", "/desk/audit?action="+domain.ActionClaimedAndBegan).want(http.StatusOK)
+	rows := a.all("audit-row")
+	if len(rows) != 1 || attr(rows[0], "data-action") != domain.ActionClaimedAndBegan {
+		t.Fatalf("the audit page filtered by %s found %d rows", domain.ActionClaimedAndBegan, len(rows))
+	}
+	if !strings.Contains(a.body, `value="`+domain.ActionClaimedAndBegan+`"`) {
+		t.Fatal("the audit page does not offer the action as a filter")
+	}
+}
