@@ -2,7 +2,9 @@ package notify_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/notify"
@@ -33,5 +35,20 @@ func TestBody_refusesAnUnreadableSummary(t *testing.T) {
 	n.Unreadable = errors.New("invalid character 'o' in literal null")
 	if body, err := notify.Body(n, ""); err == nil {
 		t.Fatalf("rendered %s", body)
+	}
+}
+
+// TestBody_carriesTheDeskEntry: a receiver can tell how long the operation
+// has waited on a person from the body alone.
+func TestBody_carriesTheDeskEntry(t *testing.T) {
+	n := note("https://hooks.example.com/x", domain.FormatStandard)
+	at := time.Date(2023, 11, 14, 22, 10, 0, 0, time.UTC)
+	n.Summary.EnteredDeskAt = &at
+	body, err := notify.Body(n, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), `"age_seconds":0,"entered_desk_at":"2023-11-14T22:10:00Z","assignee":""`) {
+		t.Fatalf("body: %s", body)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/store"
@@ -36,7 +37,7 @@ func TestOutboxSummary_readsStoredRows(t *testing.T) {
 
 	stored := `{"id":"op_x","key":"k","type":"crm.task.create","namespace":"campaigns","state":"completed",` +
 		`"reason":"confirm_executed","last_error":{"class":"timeout","code":"read_timeout","message":"slow"},"attempts":1,` +
-		`"provider":"acme-crm","provider_key":"pk","age_seconds":7,"assignee":"ann","desk_path":"/desk/operations/op_x",` +
+		`"provider":"acme-crm","provider_key":"pk","age_seconds":7,"entered_desk_at":"2026-03-01T12:00:00Z","assignee":"ann","desk_path":"/desk/operations/op_x",` +
 		`"decision":"confirm_executed","decided_by":"dave","content":{"a":1},"result_ref":"r","result_data":{"b":2}}`
 	if err := store.Exec(ctx, st, "UPDATE notifications SET summary = ? WHERE id = ?", stored, ns[0].ID); err != nil {
 		t.Fatal(err)
@@ -48,9 +49,10 @@ func TestOutboxSummary_readsStoredRows(t *testing.T) {
 	if err != nil || len(ns) != 2 {
 		t.Fatalf("outbox after the edit: %d %v", len(ns), err)
 	}
+	entered := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	want := domain.NotificationSummary{ID: "op_x", Key: "k", Type: "crm.task.create", Namespace: "campaigns", State: "completed",
 		Reason: "confirm_executed", LastError: &domain.NotifiedError{Class: "timeout", Code: "read_timeout", Message: "slow"},
-		Attempts: 1, Provider: "acme-crm", ProviderKey: "pk", AgeSeconds: 7, Assignee: "ann", DeskPath: "/desk/operations/op_x",
+		Attempts: 1, Provider: "acme-crm", ProviderKey: "pk", AgeSeconds: 7, EnteredDeskAt: &entered, Assignee: "ann", DeskPath: "/desk/operations/op_x",
 		Decision: "confirm_executed", DecidedBy: "dave", Content: json.RawMessage(`{"a":1}`), ResultRef: "r",
 		ResultData: json.RawMessage(`{"b":2}`)}
 	if ns[0].Unreadable != nil || !reflect.DeepEqual(ns[0].Summary, want) {
