@@ -211,7 +211,7 @@ func TestRecoveryMetrics(t *testing.T) {
 		`handoff_time_to_resolve_seconds_sum`:                                                      ttr + ttrE,
 		`handoff_human_handling_seconds_count`:                                                     1,
 		`handoff_human_handling_seconds_sum`:                                                       handling,
-		`handoff_settled_total{by="person"}`:                                                       1,
+		`handoff_settled_total{by="person"}`:                                                       2, // B and E
 		`handoff_settled_total{by="lookup"}`:                                                       0,
 	}
 	for _, le := range []float64{60, 900, 1800, 3600} {

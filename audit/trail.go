@@ -46,7 +46,7 @@ func OfLedger(l *domain.Ledger) *Trail {
 // events — what its timelines already show — and never the system stream.
 func (t *Trail) List(ctx context.Context, actor domain.Actor, q domain.AuditSelect) ([]domain.AuditEvent, string, error) {
 	switch {
-	case actor.Kind == domain.ActorWorkflow:
+	case actor.Kind == domain.ActorWorkflow || actor.Namespace != "": // a person bound to one namespace reads as its workflows do
 		q.Namespace, q.WithSystem = actor.Namespace, false
 	case actor.Kind == domain.ActorPerson && actor.Role.AtLeast(domain.RoleViewer):
 	default:

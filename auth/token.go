@@ -208,8 +208,10 @@ func drillPerson(tok domain.APIToken) (domain.Actor, error) {
 	if err != nil || (role != domain.RoleOperator && role != domain.RoleApprover) {
 		return domain.Actor{}, domain.Errorf(domain.EUnauthenticated, "the token is not valid")
 	}
+	// A drill credential is a person only inside the drill namespace: it
+	// may decide the drill's own operations and nothing of a real workflow's.
 	return domain.Actor{Kind: domain.ActorPerson, Name: "drill credential " + tok.Name, Issuer: DrillIssuer,
-		Subject: tok.ID, Role: role}, nil
+		Subject: tok.ID, Role: role, Namespace: domain.DrillNamespace}, nil
 }
 
 // List returns every token, revoked ones included, without secrets.

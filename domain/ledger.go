@@ -86,12 +86,9 @@ func (l *Ledger) env(ctx context.Context, card Card, actor Actor, now time.Time)
 }
 
 // scope is the namespace an actor may see: a workflow its own, a person all.
-func scope(a Actor) string {
-	if a.Kind == ActorWorkflow {
-		return a.Namespace
-	}
-	return ""
-}
+// A person has no namespace and sees every one, except a drill credential,
+// which is a person bound to the drill namespace.
+func scope(a Actor) string { return a.Namespace }
 
 // requireWorkflow refuses worker-protocol calls from anyone but a workflow.
 func requireWorkflow(a Actor) error {
@@ -232,7 +229,7 @@ func (l *Ledger) Get(ctx context.Context, actor Actor, id string) (Operation, er
 
 // List pages through the operations the actor may see.
 func (l *Ledger) List(ctx context.Context, actor Actor, q ListQuery, provider string) ([]Operation, string, error) {
-	if actor.Kind == ActorWorkflow {
+	if actor.Namespace != "" { // a workflow, or a person bound to one namespace
 		if q.Namespace != "" && q.Namespace != actor.Namespace {
 			return nil, "", nil // another namespace: nothing, never a hint that it exists
 		}

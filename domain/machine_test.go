@@ -279,7 +279,7 @@ func (m *machine) record(t *rapid.T, before domain.Operation, cmd domain.Command
 			m.firstAttempt = ptr(m.now)
 		}
 	}
-	if n.State == domain.FailedRetryable && m.card.Retrier() != domain.RetryByHandoff {
+	if n.State == domain.FailedRetryable && before.State != domain.FailedRetryable && m.card.Retrier() != domain.RetryByHandoff {
 		// Invariant 8: only a person's re-send under the same key may put
 		// such a type back in line for a retry.
 		if r, ok := cmd.(domain.Resolve); !ok || r.Action != domain.ResolveResendSameKey {

@@ -179,7 +179,7 @@ type Actor struct {
 	// Name is the token name for a workflow, the display name or email for a
 	// person, the component for the system.
 	Name      string
-	Namespace string // a workflow's only namespace; "" for people and the system
+	Namespace string // a workflow's only namespace; "" for people (but a drill credential) and the system
 	Issuer    string
 	Subject   string
 	Email     string

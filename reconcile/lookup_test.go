@@ -91,6 +91,7 @@ func lookupCards(base string) domain.Cards {
 			Found: domain.LookupFound{Status: []int{200}, Ref: "/data/0/id", WhenNonempty: "/data", State: "/data/0/status",
 				DoneStates: []string{"completed"}, Compare: []domain.LookupCompare{{Answer: "/data/0/params/subject", Content: "/subject"}}},
 			NotFoundStatus: []int{404}, Window: 2 * time.Minute}}
+	list.TwinsAllowed = true // these scenarios send one content under several keys on purpose
 	get := list
 	get.Name, get.LookupAuthoritative = "crm.get", true
 	get.LookupAdapter = &domain.LookupAdapter{Method: "GET", URL: base + "/v1/records/{provider_key}", AuthEnv: "CRM_TOKEN",

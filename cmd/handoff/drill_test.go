@@ -619,4 +619,33 @@ func TestDrillCommand_WithDrillCredentials(t *testing.T) {
 	if err := c.Call(ctx, "POST", "/v1/operations", map[string]any{"key": "k", "type": "coupon.issue", "content": map[string]any{}}, nil); !client.IsCode(err, "forbidden") {
 		t.Fatalf("a drill credential registered an operation: %v", err)
 	}
+	// And it is a person only inside the drill namespace: a real workflow's
+	// operation is not there for it to read, approve or resolve.
+	prod, _, err := auth.NewTokens(s).Create(ctx, "campaigns", "n8n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var real client.Operation
+	if err := client.New(emb.URL, prod).Call(ctx, "POST", "/v1/operations", map[string]any{"key": "evt_9:coupon",
+		"type": "coupon.issue", "content": map[string]any{"code": "X"}}, &real); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(ctx, real.ID); !client.IsCode(err, "not_found") {
+		t.Fatalf("a drill credential read another namespace's operation: %v", err)
+	}
+	err = c.Call(ctx, "POST", "/v1/operations/"+real.ID+"/approve", map[string]any{"content_version": 1, "reason": "ok", "expected_version": real.Version}, nil)
+	if !client.IsCode(err, "not_found") {
+		t.Fatalf("a drill credential approved another namespace's operation: %v", err)
+	}
+	var list struct {
+		Items []client.Operation `json:"items"`
+	}
+	if err := c.Call(ctx, "GET", "/v1/operations?limit=200", nil, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range list.Items {
+		if op.ID == real.ID {
+			t.Fatalf("a drill credential lists another namespace's operation")
+		}
+	}
 }
