@@ -43,10 +43,11 @@ func TestLookupMetrics(t *testing.T) {
 	st := storetest.New(t)
 	l := domain.NewLedger(st, domain.Cards{list.Name: list, get.Name: get})
 	reg := prometheus.NewRegistry()
-	rec, err := api.NewRecovery(reg, l)
+	rec, err := api.NewRecovery(reg, st)
 	if err != nil {
 		t.Fatal(err)
 	}
+	l.Observer, l.Events = rec, rec
 	h, err := api.New(api.Config{Ledger: l, Auth: auth.Chain{}, Registry: reg, Ready: st.Ping})
 	if err != nil {
 		t.Fatal(err)

@@ -37,9 +37,10 @@ const GaugeTTL = 15 * time.Second
 
 var recoveryBuckets = []float64{60, 300, 900, 1800, 3600, 2 * 3600, 4 * 3600, 8 * 3600, 24 * 3600, 3 * 24 * 3600, 7 * 24 * 3600}
 
-// NewRecovery registers the recovery metrics on reg and makes them the
-// ledger's change observer.
-func NewRecovery(reg prometheus.Registerer, l *domain.Ledger) (*Recovery, error) {
+// NewRecovery registers the recovery metrics on reg, the desk gauges read
+// from outbox. The caller makes it the ledger's change and event observer
+// (Ledger.Observer, Ledger.Events) and the delivery loop's.
+func NewRecovery(reg prometheus.Registerer, outbox domain.OutboxStore) (*Recovery, error) {
 	r := &Recovery{
 		entries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "handoff_desk_entries_total",
 			Help: "Operations that came to wait on a person (desk or approval), by type and reason."}, []string{"type", "reason"}),
@@ -83,15 +84,12 @@ func NewRecovery(reg prometheus.Registerer, l *domain.Ledger) (*Recovery, error)
 	if err := r.lookup.register(reg); err != nil {
 		return nil, err
 	}
-	if ob, ok := l.Store.(domain.OutboxStore); ok {
-		if _, err := register(reg, prometheus.Collector(&deskGauges{read: ob.DeskGauges, backlog: ob.OutboxBacklog, ttl: GaugeTTL})); err != nil {
-			return nil, err
-		}
+	if _, err := register(reg, prometheus.Collector(&deskGauges{read: outbox.DeskGauges, backlog: outbox.OutboxBacklog, ttl: GaugeTTL})); err != nil {
+		return nil, err
 	}
 	for _, s := range []string{domain.DeliveryDelivered, domain.DeliveryRetry, domain.DeliveryFailed} {
 		r.notifications.WithLabelValues(s) // present at zero, so alerts see the series
 	}
-	l.Observer, l.Events = r, r
 	return r, nil
 }
 

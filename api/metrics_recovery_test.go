@@ -80,10 +80,11 @@ func TestRecoveryMetrics(t *testing.T) {
 		l := domain.NewLedger(st, cards)
 		l.Now = func() time.Time { return clock }
 		reg := prometheus.NewRegistry()
-		rec, err := api.NewRecovery(reg, l)
+		rec, err := api.NewRecovery(reg, st)
 		if err != nil {
 			t.Fatal(err)
 		}
+		l.Observer, l.Events = rec, rec
 		e, err := api.New(api.Config{Ledger: l, Auth: auth.Chain{}, Registry: reg, Ready: st.Ping})
 		if err != nil {
 			t.Fatal(err)

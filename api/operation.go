@@ -95,7 +95,7 @@ func toOperation(op domain.Operation, withContent bool) *operationJSON {
 		ProviderKeyContentVersion: sentVersion(op),
 		Attempts:                  op.Attempts, NextRetryAt: utcp(op.NextRetryAt), Result: toResult(op.Result),
 		Assignee: str(op.Assignee), CreatedAt: op.CreatedAt.UTC(), UpdatedAt: op.UpdatedAt.UTC(),
-		Links: linksJSON{Self: "/v1/operations/" + op.ID, Desk: "/desk/operations/" + op.ID},
+		Links: linksJSON{Self: "/v1/operations/" + op.ID, Desk: domain.DeskPath(op.ID)},
 	}
 	if withContent {
 		o.Content = op.Content // empty once purged: omitted

@@ -30,7 +30,8 @@ type Config struct {
 	BodyLimit int64
 	// Registry receives the HTTP metrics and is served at /metrics. nil: a
 	// fresh registry with the Go and process collectors and the recovery
-	// metrics (NewRecovery); a caller that passes one registers those itself.
+	// metrics (NewRecovery), which then observe a ledger that has no
+	// Observer; a caller that passes one registers and wires those itself.
 	Registry *prometheus.Registry
 	// TrustedProxies are the addresses (CIDRs) whose X-Forwarded-For is
 	// believed for the client address. Empty: none, the peer is the client.
@@ -69,9 +70,11 @@ func New(cfg Config) (*gin.Engine, error) {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		if cfg.Ledger != nil && cfg.Ledger.Observer == nil {
-			if _, err := NewRecovery(reg, cfg.Ledger); err != nil {
+			r, err := NewRecovery(reg, cfg.Ledger.Store)
+			if err != nil {
 				return nil, fmt.Errorf("recovery metrics: %w", err)
 			}
+			cfg.Ledger.Observer, cfg.Ledger.Events = r, r
 		}
 	}
 	m, err := newMetrics(reg)

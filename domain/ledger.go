@@ -12,7 +12,7 @@ import (
 // decides with the pure transition function and hands the change to the
 // Store; it never talks HTTP or SQL.
 type Ledger struct {
-	Store Store
+	Store LedgerStore
 	Cards Cards
 	IDs   *IDSource
 	// Now is the clock for new operations; transitions of existing ones use
@@ -58,7 +58,7 @@ func (l *Ledger) observe(ch Change) {
 }
 
 // NewLedger wires a ledger with the real clock and randomness.
-func NewLedger(s Store, cards Cards) *Ledger {
+func NewLedger(s LedgerStore, cards Cards) *Ledger {
 	return &Ledger{Store: s, Cards: cards, IDs: &IDSource{}, Now: time.Now, Jitter: rand.Float64,
 		MaxCausationDepth: MaxCausationDepth}
 }
@@ -171,11 +171,7 @@ func (l *Ledger) mutateLeased(ctx context.Context, actor Actor, id string, cmd C
 	default:
 		return Change{}, false, nil
 	}
-	lc, ok := l.Store.(LeaseCache)
-	if !ok {
-		return Change{}, false, nil
-	}
-	op, now, ok := lc.Leased(id, token)
+	op, now, ok := l.Store.Leased(id, token)
 	if !ok {
 		return Change{}, false, nil
 	}

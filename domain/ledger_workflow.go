@@ -482,7 +482,7 @@ func (l *Ledger) Sweep(ctx context.Context, limit int) (int, error) {
 			n++
 		}
 	}
-	if _, ok := l.Store.(OutboxStore); ok && n < limit {
+	if n < limit {
 		m, err := l.Escalate(ctx, limit-n)
 		return n + m, err
 	}

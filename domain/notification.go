@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"net/url"
 	"slices"
 	"time"
 )
@@ -76,47 +75,47 @@ type Notification struct {
 	Type        string
 	Destination Destination
 	// Summary is the operation as the receiver sees it, frozen at the
-	// transition: NotificationSummary as JSON.
-	Summary   json.RawMessage
-	CreatedAt time.Time
+	// transition.
+	Summary NotificationSummary
+	// Unreadable is set by a store that could not read Summary back; the
+	// notification cannot be delivered.
+	Unreadable error
+	CreatedAt  time.Time
 }
 
-// NotificationSummary is what a notification says about its operation.
-// Content and result data appear only when the card opts in: they can hold
-// personal data.
+// NotificationSummary is what a notification says about its operation,
+// frozen at the transition. Content and result data appear only when the
+// card opts in: they can hold personal data. The notify package renders it
+// on the wire; the store keeps it in the outbox.
 type NotificationSummary struct {
-	ID          string         `json:"id"`
-	Key         string         `json:"key"`
-	Type        string         `json:"type"`
-	Namespace   string         `json:"namespace"`
-	State       string         `json:"state"`
-	Reason      string         `json:"reason"`
-	LastError   *NotifiedError `json:"last_error"`
-	Attempts    int            `json:"attempts"`
-	Provider    string         `json:"provider"`
-	ProviderKey string         `json:"provider_key"`
-	AgeSeconds  int64          `json:"age_seconds"`
+	ID          string
+	Key         string
+	Type        string
+	Namespace   string
+	State       string
+	Reason      string
+	LastError   *NotifiedError
+	Attempts    int
+	Provider    string
+	ProviderKey string
+	AgeSeconds  int64
 	// EnteredDeskAt is when the operation last came to wait on a person.
-	EnteredDeskAt *time.Time      `json:"entered_desk_at,omitempty"`
-	Assignee      string          `json:"assignee"`
-	DeskPath      string          `json:"desk_path"`
-	DeskURL       string          `json:"desk_url,omitempty"` // filled in at delivery, from the public base URL
-	Decision      string          `json:"decision,omitempty"`
-	DecidedBy     string          `json:"decided_by,omitempty"`
-	Content       json.RawMessage `json:"content,omitempty"`
-	ResultRef     string          `json:"result_ref,omitempty"`
-	ResultData    json.RawMessage `json:"result_data,omitempty"`
+	EnteredDeskAt *time.Time
+	Assignee      string
+	DeskPath      string
+	Decision      string
+	DecidedBy     string
+	Content       json.RawMessage
+	ResultRef     string
+	ResultData    json.RawMessage
 }
 
 // NotifiedError is the last error as a notification carries it.
 type NotifiedError struct {
-	Class   string `json:"class"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Class   string
+	Code    string
+	Message string
 }
-
-// DeskPath is the desk page of an operation, relative to the public URL.
-func DeskPath(id string) string { return "/desk/operations/" + url.PathEscape(id) }
 
 // inDeskOrApproval is where an operation waits on a person.
 func inDeskOrApproval(s State) bool { return s.InDesk() || s == AwaitingApproval }
@@ -227,11 +226,10 @@ func notificationsFor(op Operation, typ, action, decision string, dests []Destin
 			s.ResultRef, s.ResultData = op.Result.Ref, op.Result.Data
 		}
 	}
-	body, _ := json.Marshal(s)
 	out := make([]Notification, len(dests))
 	for i, d := range dests {
 		out[i] = Notification{ID: env.NewID("msg"), OperationID: op.ID, Namespace: op.Namespace, OpType: op.Type,
-			Type: typ, Destination: d, Summary: body, CreatedAt: env.Now}
+			Type: typ, Destination: d, Summary: s, CreatedAt: env.Now}
 	}
 	return out
 }

@@ -5,7 +5,24 @@ import (
 	"time"
 )
 
-// LeaseCache is an optional Store capability: the operation as this
+// LedgerStore is every capability of persistence the Ledger uses, named
+// here so that a store lacking one fails to compile rather than answering
+// EInternal at run time. The store package implements it on PostgreSQL and
+// SQLite.
+type LedgerStore interface {
+	Store
+	LeaseCache
+	AuditStore
+	BatchKeeper
+	ContentStore
+	IncidentStore
+	DeskStore
+	OutboxStore
+	RecoveryStore
+	PeopleStore
+}
+
+// LeaseCache is a Store capability: the operation as this
 // replica last wrote it while leased, so the lease holder's begin or settle
 // need not read it again. The write still checks, in the database, that
 // nothing changed (the version) and that the lease is live by the

@@ -69,18 +69,61 @@ func CheckSecret(secret string) error {
 // Message is the Standard Webhooks body: the type, when it happened, and the
 // operation summary.
 type Message struct {
-	Type      string                     `json:"type"`
-	Timestamp time.Time                  `json:"timestamp"`
-	Data      domain.NotificationSummary `json:"data"`
+	Type      string    `json:"type"`
+	Timestamp time.Time `json:"timestamp"`
+	Data      Summary   `json:"data"`
+}
+
+// Summary is the operation as a webhook's data carries it.
+type Summary struct {
+	ID          string     `json:"id"`
+	Key         string     `json:"key"`
+	Type        string     `json:"type"`
+	Namespace   string     `json:"namespace"`
+	State       string     `json:"state"`
+	Reason      string     `json:"reason"`
+	LastError   *LastError `json:"last_error"`
+	Attempts    int        `json:"attempts"`
+	Provider    string     `json:"provider"`
+	ProviderKey string     `json:"provider_key"`
+	AgeSeconds  int64      `json:"age_seconds"`
+	// EnteredDeskAt is when the operation last came to wait on a person.
+	EnteredDeskAt *time.Time      `json:"entered_desk_at,omitempty"`
+	Assignee      string          `json:"assignee"`
+	DeskPath      string          `json:"desk_path"`
+	DeskURL       string          `json:"desk_url,omitempty"` // from the public base URL, when there is one
+	Decision      string          `json:"decision,omitempty"`
+	DecidedBy     string          `json:"decided_by,omitempty"`
+	Content       json.RawMessage `json:"content,omitempty"`
+	ResultRef     string          `json:"result_ref,omitempty"`
+	ResultData    json.RawMessage `json:"result_data,omitempty"`
+}
+
+// LastError is the operation's last error in a webhook's data.
+type LastError struct {
+	Class   string `json:"class"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func summaryOf(s domain.NotificationSummary) Summary {
+	w := Summary{ID: s.ID, Key: s.Key, Type: s.Type, Namespace: s.Namespace, State: s.State, Reason: s.Reason,
+		Attempts: s.Attempts, Provider: s.Provider, ProviderKey: s.ProviderKey, AgeSeconds: s.AgeSeconds, EnteredDeskAt: s.EnteredDeskAt,
+		Assignee: s.Assignee, DeskPath: s.DeskPath, Decision: s.Decision, DecidedBy: s.DecidedBy,
+		Content: s.Content, ResultRef: s.ResultRef, ResultData: s.ResultData}
+	if e := s.LastError; e != nil {
+		w.LastError = &LastError{Class: e.Class, Code: e.Code, Message: e.Message}
+	}
+	return w
 }
 
 // Body renders the notification for its destination's format. deskBase is
 // the public URL of the desk ("" leaves desk_url out).
 func Body(n domain.Notification, deskBase string) ([]byte, error) {
-	var s domain.NotificationSummary
-	if err := json.Unmarshal(n.Summary, &s); err != nil {
-		return nil, fmt.Errorf("notification %s: unreadable summary: %w", n.ID, err)
+	if n.Unreadable != nil {
+		return nil, fmt.Errorf("notification %s: unreadable summary: %w", n.ID, n.Unreadable)
 	}
+	s := summaryOf(n.Summary)
 	if deskBase != "" {
 		s.DeskURL = strings.TrimRight(deskBase, "/") + s.DeskPath
 	}
@@ -99,7 +142,7 @@ var headlines = map[string]string{
 
 // slackMessage is a Slack incoming-webhook message in Block Kit: a summary,
 // the reason and a button to the desk item.
-func slackMessage(typ string, s domain.NotificationSummary) map[string]any {
+func slackMessage(typ string, s Summary) map[string]any {
 	head := fmt.Sprintf("%s `%s` %s", s.Type, s.Key, headlines[typ])
 	reason := "*Reason:* " + s.Reason
 	if s.LastError != nil && s.LastError.Message != "" {

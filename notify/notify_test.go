@@ -50,9 +50,9 @@ func verify(t *testing.T, h http.Header, body []byte) {
 }
 
 func note(url, format string) domain.Notification {
-	s, _ := json.Marshal(domain.NotificationSummary{ID: "op_1", Key: "evt_1:task", Type: "crm.task.create", Namespace: "shop",
+	s := domain.NotificationSummary{ID: "op_1", Key: "evt_1:task", Type: "crm.task.create", Namespace: "shop",
 		State: "unknown_outcome", Reason: "lease_expired", Attempts: 2, Provider: "acme-crm", ProviderKey: "pk",
-		DeskPath: domain.DeskPath("op_1"), LastError: &domain.NotifiedError{Class: "timeout", Code: "lease_expired", Message: "gone"}})
+		DeskPath: domain.DeskPath("op_1"), LastError: &domain.NotifiedError{Class: "timeout", Code: "lease_expired", Message: "gone"}}
 	return domain.Notification{ID: "msg_1", OperationID: "op_1", Type: domain.NotifyHandedOff, Summary: s,
 		Destination: domain.Destination{URL: url, SecretEnv: "HOOK_SECRET", Format: format}, CreatedAt: time.Unix(1700000000, 0)}
 }

@@ -37,10 +37,11 @@ type notificationRow struct {
 func (notificationRow) TableName() string { return "notifications" }
 
 func (r notificationRow) toDomain() domain.NotificationRecord {
+	summary, unreadable := decodeSummary(r.Summary)
 	return domain.NotificationRecord{
 		Notification: domain.Notification{ID: r.ID, OperationID: r.OperationID, Namespace: r.Namespace, OpType: r.OpType,
 			Type: r.Type, Destination: domain.Destination{URL: r.URL, SecretEnv: r.SecretEnv, Format: r.Format},
-			Summary: []byte(r.Summary), CreatedAt: r.CreatedAt.UTC()},
+			Summary: summary, Unreadable: unreadable, CreatedAt: r.CreatedAt.UTC()},
 		Status: r.Status, Attempts: r.Attempts, NextAttemptAt: r.NextAttemptAt.UTC(), ClaimToken: r.ClaimToken,
 		DeliveredAt: utcPtr(r.DeliveredAt), LastStatus: r.LastStatus, LastError: r.LastError,
 	}
@@ -69,7 +70,7 @@ func writeNotifications(tx *gorm.DB, ns []domain.Notification) error {
 	for i, n := range ns {
 		rows[i] = notificationRow{ID: n.ID, OperationID: n.OperationID, Namespace: n.Namespace, OpType: n.OpType,
 			Type: n.Type, URL: n.Destination.URL, SecretEnv: n.Destination.SecretEnv, Format: n.Destination.Format,
-			Summary: string(n.Summary), CreatedAt: n.CreatedAt.UTC(), Status: domain.NotificationPending,
+			Summary: encodeSummary(n.Summary), CreatedAt: n.CreatedAt.UTC(), Status: domain.NotificationPending,
 			NextAttemptAt: n.CreatedAt.UTC()}
 	}
 	return tx.Create(&rows).Error

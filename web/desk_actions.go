@@ -131,8 +131,8 @@ func (s *server) decide(c *gin.Context, errs []domain.FieldError, call func(cont
 		err = call(ctx)
 	}
 	if err == nil {
-		back := returnTo(c, "/desk/operations/"+c.Param("id"))
-		if back == "/desk/operations/"+c.Param("id") {
+		back := returnTo(c, domain.DeskPath(c.Param("id")))
+		if back == domain.DeskPath(c.Param("id")) {
 			s.setFlash(c, flash{Op: c.Param("id"), Done: recorded(c)})
 			back = pages.ItemURL(c.Param("id"), fromOf(c)) // "next item" keeps the list's filter
 		}

@@ -143,7 +143,7 @@ func (s *server) keepExpiredDecision(c *gin.Context) {
 		c.Next()
 		return
 	}
-	back := "/desk/operations/" + m[1]
+	back := domain.DeskPath(m[1])
 	f := flash{Op: m[1], Status: http.StatusUnauthorized, Draft: draftOf(c), Problem: pages.Problem{Expired: true,
 		Message: "Your session had expired, so nothing was recorded. You are signed in again: check what you typed below and submit it again."}}
 	if !s.setFlash(c, f) {

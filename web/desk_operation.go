@@ -135,7 +135,7 @@ const diffedVersions = 5
 
 // snapshotURL is where a content version downloads as JSON.
 func snapshotURL(id string, version int) string {
-	return "/desk/operations/" + url.PathEscape(id) + "/content/" + strconv.Itoa(version) + ".json"
+	return domain.DeskActionPath(id, "content/"+strconv.Itoa(version)+".json")
 }
 
 // boundedDiff is the line diff of two contents, within the diff budget.

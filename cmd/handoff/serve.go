@@ -106,10 +106,11 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	recovery, err := api.NewRecovery(reg, ledger)
+	recovery, err := api.NewRecovery(reg, s)
 	if err != nil {
 		return err
 	}
+	ledger.Observer, ledger.Events = recovery, recovery
 	apiHandler, err := api.New(api.Config{Registry: reg,
 		// People is nil without OIDC: every JWT is then refused.
 		Ledger: ledger, Auth: auth.Chain{Tokens: tokens, People: people}, Ready: s.Ping,

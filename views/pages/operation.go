@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/views/components"
 	"github.com/opshandoff/handoff/views/layouts"
 )
@@ -189,10 +190,13 @@ func (d Draft) For(form string) Draft {
 // ItemURL is an operation's page, keeping the list it was opened from.
 func ItemURL(id, from string) string {
 	if from == "" {
-		return "/desk/operations/" + id
+		return domain.DeskPath(id)
 	}
-	return "/desk/operations/" + id + "?from=" + url.QueryEscape(from)
+	return domain.DeskPath(id) + "?from=" + url.QueryEscape(from)
 }
+
+// ActionURL is where an operation's page posts action.
+func ActionURL(id, action string) string { return domain.DeskActionPath(id, action) }
 
 // BackURL is the list the person came from, scrolled to the row of id.
 func BackURL(from, id string) string {

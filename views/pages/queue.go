@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/views/components"
 	"github.com/opshandoff/handoff/views/layouts"
 )
@@ -29,7 +30,7 @@ type QueueView struct {
 // Path is the page's own address.
 func (v QueueView) Path() string {
 	if v.All {
-		return "/desk/operations"
+		return domain.DeskOperations
 	}
 	return "/desk/queue"
 }
