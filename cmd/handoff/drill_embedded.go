@@ -26,9 +26,11 @@ import (
 // Drill speed: an embedded Handoff shortens what the drill would otherwise
 // wait for. The receipt's notes say so; the card's hash is the real card's.
 const (
-	drillBackoff      = 10 * time.Millisecond
-	drillBackoffMax   = 50 * time.Millisecond
-	drillMaxRetention = 6 * time.Second
+	drillBackoff    = 10 * time.Millisecond
+	drillBackoffMax = 50 * time.Millisecond
+	// Long enough that a re-send inside it is not outrun by a loaded
+	// machine (the race detector, a CI runner), short enough to wait out.
+	drillMaxRetention = 15 * time.Second
 )
 
 type embeddedHandoff struct {
