@@ -34,7 +34,8 @@ func TestClientDo(t *testing.T) {
 		}
 	}
 	req := func(key string) client.Request {
-		return client.Request{Key: key, Type: "crm.task.create", Content: map[string]any{"title": "hi"}}
+		// Each key its own content: one content under several open keys is a twin, held for a person.
+		return client.Request{Key: key, Type: "crm.task.create", Content: map[string]any{"title": "hi", "for": key}}
 	}
 
 	op, err := c.Do(ctx, req("ok"), provider("ok", nil))

@@ -64,7 +64,7 @@ func realisticDesk(t *testing.T, s *server) (deep, longError string) {
 		key := fmt.Sprintf("evt_2026_12_01_checkout_session_cs_live_a1B2c3D4e5F6g7H8i9J0_%02d:crm_task", i)
 		r := s.do(t, "POST", "/v1/operations", map[string]any{"key": key, "type": "crm.task.create",
 			"event_id": strings.Split(key, ":")[0], "correlation_id": "run-" + key,
-			"content": map[string]any{"title": "Follow up", "owner": "u_9"}, "claim": map[string]any{"worker": "worker-eu-west-1-7c9d"}})
+			"content": map[string]any{"title": "Follow up", "owner": "u_9", "session": i}, "claim": map[string]any{"worker": "worker-eu-west-1-7c9d"}})
 		if r.Status != 201 {
 			t.Fatalf("register %s: %d %s", key, r.Status, r.Raw)
 		}
