@@ -14,7 +14,12 @@ func TestListAudit_filtersAndPages(t *testing.T) {
 	ctx := context.Background()
 	x := newAuditFixture(t)
 	ops := []string{x.lifecycle("evt_1:task"), x.lifecycle("evt_2:task")}
-	x.system("token_created")
+	// The workflow's token, as auth knows it: a workflow actor is a token's
+	// name, and the actor filter finds a workflow's events through it.
+	if err := x.s.CreateToken(ctx, domain.APIToken{ID: "tok_1", Namespace: wf.Namespace, Name: wf.Name, Hash: "h1", CreatedAt: time.Now()},
+		domain.SystemEvent(ctx, x.l.IDs, x.l.Now(), domain.System, "token_created", "", map[string]any{"token_id": "tok_1"})); err != nil {
+		t.Fatal(err)
+	}
 	other := wf
 	other.Namespace = "other"
 	if _, err := x.l.Register(ctx, other, domain.Registration{Key: "k", Type: "crm.task.create", Content: []byte(`{}`)}); err != nil {
@@ -53,6 +58,9 @@ func TestListAudit_filtersAndPages(t *testing.T) {
 		"operation":             {q(func(s *domain.AuditSelect) { s.OperationID = ops[1] }), 4},
 		"action":                {q(func(s *domain.AuditSelect) { s.Action = "settled" }), 2},
 		"actor":                 {q(func(s *domain.AuditSelect) { s.Actor = "w" }), 9},
+		"system actor":          {q(func(s *domain.AuditSelect) { s.Actor = domain.System.Name }), 1},
+		"unknown actor":         {q(func(s *domain.AuditSelect) { s.Actor = "nobody" }), 0},
+		"decision":              {q(func(s *domain.AuditSelect) { s.Action = "token_created" }), 1},
 		"namespace":             {q(func(s *domain.AuditSelect) { s.Namespace = "campaigns" }), 8},
 		"namespace with system": {q(func(s *domain.AuditSelect) { s.Namespace = "other"; s.WithSystem = true }), 2},
 		"from the future":       {q(func(s *domain.AuditSelect) { s.From = time.Now().Add(time.Hour) }), 0},
