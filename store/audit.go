@@ -3,9 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/opshandoff/handoff/domain"
@@ -33,6 +31,18 @@ const (
 	notWorkflow  = "actor_kind <> 'workflow'"
 )
 
+// actorConds are the ways an event can be the actor's, each one served by
+// an index of its own but the workflow's: a person's or the system's
+// email, name or subject; a token's name only when tokenActor.
+func actorConds(tokenActor bool) []string {
+	conds := []string{"(" + notWorkflow + " AND actor_email = ?)", "(" + notWorkflow + " AND actor_name = ?)",
+		"(" + notWorkflow + " AND actor_subject = ?)"}
+	if tokenActor {
+		conds = append(conds, "(actor_kind = 'workflow' AND actor_name = ?)")
+	}
+	return conds
+}
+
 // auditWhere turns the selection's filters (not its cursor) into SQL.
 // tokenActor says whether q.Actor names an API token, whose events are a
 // workflow's; only then are workflow rows searched for the actor, which no
@@ -50,12 +60,11 @@ func auditWhere(q domain.AuditSelect, tokenActor bool) ([]string, []any) {
 		add("stream = ?", q.OperationID) // an operation's stream is its id: the (stream, seq) index serves it
 	}
 	if q.Actor != "" {
-		people := "(" + notWorkflow + " AND (actor_email = ? OR actor_name = ? OR actor_subject = ?))"
-		if tokenActor {
-			add("("+people+" OR (actor_kind = 'workflow' AND actor_name = ?))", q.Actor, q.Actor, q.Actor, q.Actor)
-		} else {
-			add(people, q.Actor, q.Actor, q.Actor)
+		var conds []string
+		for _, c := range actorConds(tokenActor) {
+			conds, args = append(conds, c), append(args, q.Actor)
 		}
+		where = append(where, "("+strings.Join(conds, " OR ")+")")
 	}
 	if q.Action != "" && slices.Contains(lifecycleActions, q.Action) {
 		add("action = ?", q.Action)
@@ -69,58 +78,6 @@ func auditWhere(q domain.AuditSelect, tokenActor bool) ([]string, []any) {
 		add("at < ?", q.To.UTC())
 	}
 	return where, args
-}
-
-// tokenActor reports whether name is an API token's: a workflow actor is
-// always one (auth gives a token's name to its actor), and tokens are
-// revoked, never deleted.
-func (s *Store) tokenActor(ctx context.Context, name string) (bool, error) {
-	if name == "" {
-		return false, nil
-	}
-	var n int64
-	if err := s.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM api_tokens WHERE name = ?", name).Scan(&n).Error; err != nil {
-		return false, translate(err, "token")
-	}
-	return n > 0, nil
-}
-
-// ListAudit returns one page of events in write order (oldest first), with
-// keyset pagination on the write position.
-func (s *Store) ListAudit(ctx context.Context, q domain.AuditSelect) ([]domain.AuditEvent, string, error) {
-	token, err := s.tokenActor(ctx, q.Actor)
-	if err != nil {
-		return nil, "", err
-	}
-	where, args := auditWhere(q, token)
-	if q.Cursor != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(q.Cursor)
-		pos, perr := strconv.ParseInt(strings.TrimPrefix(string(raw), "a"), 10, 64)
-		if err != nil || perr != nil || !strings.HasPrefix(string(raw), "a") {
-			return nil, "", domain.Invalid(domain.FieldError{Field: "cursor", Message: "is not a cursor this server issued"})
-		}
-		where, args = append(where, "pos > ?"), append(args, pos)
-	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 50
-	}
-	var rows []auditRow
-	err = s.db.WithContext(ctx).Raw("SELECT * FROM audit_events WHERE "+strings.Join(where, " AND ")+
-		" ORDER BY pos LIMIT ?", append(args, limit+1)...).Scan(&rows).Error
-	if err != nil {
-		return nil, "", translate(err, "audit event")
-	}
-	next := ""
-	if len(rows) > limit {
-		rows = rows[:limit]
-		next = base64.RawURLEncoding.EncodeToString([]byte("a" + strconv.FormatInt(rows[limit-1].Pos, 10)))
-	}
-	out := make([]domain.AuditEvent, len(rows))
-	for i, r := range rows {
-		out[i] = r.toDomain()
-	}
-	return out, next, nil
 }
 
 // LastAudit returns the newest event of the stream with the action; false

@@ -75,6 +75,47 @@ func TestListAudit_filtersAndPages(t *testing.T) {
 	}
 }
 
+// TestListAudit_timeRangePages: a page with a time range comes in time
+// order and its cursors walk the range exactly once, on both databases'
+// time formats; a cursor of the other order is refused.
+func TestListAudit_timeRangePages(t *testing.T) {
+	ctx := context.Background()
+	x := newAuditFixture(t)
+	x.lifecycle("evt_1:task")
+	x.lifecycle("evt_2:task")
+	x.system("token_created")
+	from := time.Now().Add(-time.Hour)
+	var all []domain.AuditEvent
+	cursor, plain := "", ""
+	for page := 0; ; page++ {
+		evs, next, err := x.s.ListAudit(ctx, domain.AuditSelect{AuditQuery: domain.AuditQuery{From: from, Limit: 2, Cursor: cursor}, WithSystem: true})
+		if err != nil || page > 10 {
+			t.Fatal(err, page)
+		}
+		all = append(all, evs...)
+		if cursor = next; cursor == "" {
+			break
+		}
+	}
+	seen := map[string]bool{}
+	for i, e := range all {
+		if seen[e.ID] || (i > 0 && e.At.Before(all[i-1].At)) {
+			t.Fatalf("event %d (%s at %s) repeated or out of time order", i, e.ID, e.At)
+		}
+		seen[e.ID] = true
+	}
+	if len(all) != 9 {
+		t.Fatalf("%d events in the range, want 9", len(all))
+	}
+	if _, plain, _ = x.s.ListAudit(ctx, domain.AuditSelect{AuditQuery: domain.AuditQuery{Limit: 2}}); plain == "" {
+		t.Fatal("no cursor on a page in write order")
+	}
+	_, _, err := x.s.ListAudit(ctx, domain.AuditSelect{AuditQuery: domain.AuditQuery{From: from, Cursor: plain}})
+	if domain.ErrorCode(err) != domain.EInvalid {
+		t.Fatalf("a write-order cursor on a time range: %v", err)
+	}
+}
+
 // TestEachAudit_streamsInBatches: more events than one batch, in write
 // order and in stream order with the system stream first.
 func TestEachAudit_streamsInBatches(t *testing.T) {

@@ -1,9 +1,9 @@
 -- +goose Up
 -- A leaner index set on audit_events, as on PostgreSQL (see its 00016):
 -- the action and actor filters use partial indexes over the rows that are
--- not the lifecycle's machine transitions, namespace has none. Time keeps
--- its b-tree: SQLite has no BRIN. store/audit.go writes the predicates out
--- verbatim, as a partial index is used only when they are in the query.
+-- not the lifecycle's machine transitions, namespace has none. The store
+-- writes their predicates out verbatim, as a partial index is used only
+-- when they are in the query.
 DROP INDEX audit_events_action;
 DROP INDEX audit_events_namespace;
 CREATE INDEX audit_events_decisions ON audit_events (action, pos)
