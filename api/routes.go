@@ -145,7 +145,7 @@ var routes = []route{
 	{Method: "GET", Path: "/v1/operation-types/:name", ID: "getOperationType", Tag: tagTypes,
 		Summary: "One operation type", Replies: ok("the card", cardJSON{}), Fails: onLookup, Handle: (*server).getType},
 	{Method: "GET", Path: "/v1/audit", ID: "listAudit", Tag: tagAudit,
-		Summary: "The audit trail across operations, in write order (a person with a role; a workflow token: its namespace's operations)",
+		Summary: "The audit trail across operations, in write order; with a time range, in time order (a person with a role; a workflow token: its namespace's operations)",
 		Query:   auditQueryParams, Replies: ok("one page of audit events", auditPage{}),
 		Fails: []int{http.StatusBadRequest, http.StatusForbidden}, Handle: (*server).listAudit},
 	{Method: "GET", Path: "/v1/audit/export", ID: "exportAudit", Tag: tagAudit,
