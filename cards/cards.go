@@ -114,6 +114,11 @@ type cardYAML struct {
 	Drill                drillYAML  `yaml:"drill"`
 	Receipts             string     `yaml:"receipts"`
 	ContentVisibleTo     string     `yaml:"content_visible_to"`
+
+	LookupAdapter       *lookupAdapterYAML `yaml:"lookup_adapter"`
+	KeyPattern          string             `yaml:"key_pattern"`
+	Twins               string             `yaml:"twins"`
+	ProviderConcurrency string             `yaml:"provider_concurrency"`
 }
 
 // destYAML is a notification destination; format defaults to standard.
@@ -212,6 +217,17 @@ func (y cardYAML) toDomain() (domain.Card, []domain.FieldError) {
 		NotifyIncludeData:   y.NotifyIncludeData,
 		ReconciliationOwner: y.ReconciliationOwner, IDRule: y.IDRule, Receipts: y.Receipts,
 		Drill: domain.DrillSettings{Adapter: y.Drill.Adapter, Idempotency: y.Drill.Idempotency, Lookup: y.Drill.Lookup}}
+	var adapterErrs []domain.FieldError
+	c.LookupAdapter, adapterErrs = y.LookupAdapter.toDomain()
+	errs = append(errs, adapterErrs...)
+	c.KeyPattern, c.ProviderConcurrency = y.KeyPattern, y.ProviderConcurrency
+	switch y.Twins {
+	case "", "hold":
+	case "allow":
+		c.TwinsAllowed = true
+	default:
+		errs = append(errs, domain.FieldError{Field: "twins", Message: "must be hold or allow"})
+	}
 	if y.RetryLayer == "" {
 		y.RetryLayer = "handoff"
 	}

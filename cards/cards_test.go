@@ -90,6 +90,10 @@ func TestLoad_ErrorsNameFileCardAndField(t *testing.T) {
 		{"bad drill lookup", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, drill: {adapter: sandbox, lookup: maybe}}", `card "a.b": drill.lookup must be none, authoritative or unsure`},
 		{"bad drill idempotency", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, drill: {adapter: sandbox, idempotency: twice}}", `card "a.b": drill.idempotency must be`},
 		{"no name", "- {provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}}", `card 1: name must be`},
+		{"bad key_pattern", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, key_pattern: '^evt_(['}", `card "a.b": key_pattern must be a regular expression`},
+		{"bad twins", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, twins: sometimes}", `card "a.b": twins must be hold or allow`},
+		{"bad provider_concurrency", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, provider_concurrency: maybe}", `card "a.b": provider_concurrency must be serialises, rejects or unknown`},
+		{"bad provider_idempotency", "- {name: a.b, provider: p, provider_idempotency: sometimes, retry: {max_attempts: 1, backoff: 1s}}", `card "a.b": provider_idempotency`},
 		{"content_visible_to unknown role", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, content_visible_to: root}",
 			`card "a.b": content_visible_to must be a role`},
 		// What `handoff cards check` prints when a provider key could pick the link's host.
@@ -156,5 +160,26 @@ func TestNotifyFields(t *testing.T) {
 	}
 	if d := cs["e.f"].Destinations(); len(d) != 1 || d[0].URL != "https://default.example.com/" || d[0].SecretEnv != "HANDOFF_NOTIFY_SECRET" {
 		t.Fatalf("e.f: %+v", d)
+	}
+}
+
+// TestLoad_DuplicatePathFields: retry_layer none, provider_idempotency
+// unknown (no retention needed), key_pattern, twins and
+// provider_concurrency are read.
+func TestLoad_DuplicatePathFields(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "types.yaml")
+	yaml := "- {name: a.b, provider: p, provider_idempotency: unknown, retry: {max_attempts: 2, backoff: 1s}, retry_layer: none, " +
+		"key_pattern: '^evt_[0-9]+:a$', twins: allow, provider_concurrency: rejects}"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := cards.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cs["a.b"]
+	if c.Retrier() != domain.RetryByNobody || c.ProviderIdempotency != domain.IdempotencyUnknown || !c.TwinsAllowed ||
+		c.Concurrency() != domain.ConcurrencyRejects || !c.KeyMatches("evt_1:a") || c.KeyMatches("evt_x:a") || c.AutoResendOff() == "" {
+		t.Fatalf("card: %+v", c)
 	}
 }

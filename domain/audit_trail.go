@@ -104,7 +104,7 @@ func (l *Ledger) Audit() (*AuditTrail, error) {
 // events — what its timelines already show — and never the system stream.
 func (t *AuditTrail) List(ctx context.Context, actor Actor, q AuditSelect) ([]AuditEvent, string, error) {
 	switch {
-	case actor.Kind == ActorWorkflow:
+	case actor.Kind == ActorWorkflow || actor.Namespace != "": // a person bound to one namespace reads as its workflows do
 		q.Namespace, q.WithSystem = actor.Namespace, false
 	case actor.Kind == ActorPerson && actor.Role.AtLeast(RoleViewer):
 	default:

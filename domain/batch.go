@@ -250,7 +250,7 @@ func (l *Ledger) loadItems(ctx context.Context, items []BatchItem) (loaded, erro
 func (l *Ledger) previewItem(ctx context.Context, actor Actor, it BatchItem, b Batch, seen loaded) (BatchItemResult, error) {
 	r, cmd := BatchItemResult{ID: it.ID}, b.command(it)
 	op, ok := seen.ops[it.ID]
-	if !ok {
+	if !ok || actor.Namespace != "" && op.Namespace != actor.Namespace {
 		return skipped(r, Errorf(ENotFound, "no such operation")), nil
 	}
 	now := seen.now

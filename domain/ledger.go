@@ -3,6 +3,7 @@ package domain
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 )
@@ -22,18 +23,38 @@ type Ledger struct {
 	// Drills reads the stored drill receipts for the Types page; nil when
 	// the wiring tracks none.
 	Drills DrillReader
+	// DrillLog records the receipts drills send (RecordDrill); nil when the
+	// wiring keeps none.
+	DrillLog DrillWriter
 	// Observer, if set, is told of every change the Ledger wrote.
 	Observer ChangeObserver
+	// Looker makes the desk's "Look up now" lookups; nil: not offered.
+	Looker LookupRunner
+	// Events, if set, is told of every event received for the first time
+	// (a redelivery is not counted again).
+	Events EventObserver
+	// Log, if set, gets one line per written change (ledger_log.go).
+	Log *slog.Logger
+	// KeyPII is what a key, event ID or correlation ID holding personal
+	// data gets; the zero value refuses.
+	KeyPII PIIGuard
 }
 
 // ChangeObserver is told of each change after it was written: the recovery
 // metrics count desk entries, resolutions, attempts and effects from it.
 type ChangeObserver interface{ Observe(Change) }
 
+// EventObserver is told of each incoming event recorded for the first time.
+type EventObserver interface{ ObserveEvent(Event) }
+
 func (l *Ledger) observe(ch Change) {
-	if l.Observer != nil && !ch.Unchanged {
+	if ch.Unchanged {
+		return
+	}
+	if l.Observer != nil {
 		l.Observer.Observe(ch)
 	}
+	l.logChange(ch)
 }
 
 // NewLedger wires a ledger with the real clock and randomness.
@@ -65,12 +86,9 @@ func (l *Ledger) env(ctx context.Context, card Card, actor Actor, now time.Time)
 }
 
 // scope is the namespace an actor may see: a workflow its own, a person all.
-func scope(a Actor) string {
-	if a.Kind == ActorWorkflow {
-		return a.Namespace
-	}
-	return ""
-}
+// A person has no namespace and sees every one, except a drill credential,
+// which is a person bound to the drill namespace.
+func scope(a Actor) string { return a.Namespace }
 
 // requireWorkflow refuses worker-protocol calls from anyone but a workflow.
 func requireWorkflow(a Actor) error {
@@ -215,7 +233,7 @@ func (l *Ledger) Get(ctx context.Context, actor Actor, id string) (Operation, er
 
 // List pages through the operations the actor may see.
 func (l *Ledger) List(ctx context.Context, actor Actor, q ListQuery, provider string) ([]Operation, string, error) {
-	if actor.Kind == ActorWorkflow {
+	if actor.Namespace != "" { // a workflow, or a person bound to one namespace
 		if q.Namespace != "" && q.Namespace != actor.Namespace {
 			return nil, "", nil // another namespace: nothing, never a hint that it exists
 		}

@@ -136,6 +136,7 @@ func (l *Ledger) DeskQueue(ctx context.Context, actor Actor, q ListQuery, provid
 	if !l.Cards.narrowToProvider(&q, provider) {
 		return nil, "", nil
 	}
+	q.AwaitingLookupOf = l.Cards.LookupTypes()
 	return ds.DeskList(ctx, q)
 }
 

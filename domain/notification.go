@@ -54,25 +54,27 @@ type Notification struct {
 // Content and result data appear only when the card opts in: they can hold
 // personal data.
 type NotificationSummary struct {
-	ID          string          `json:"id"`
-	Key         string          `json:"key"`
-	Type        string          `json:"type"`
-	Namespace   string          `json:"namespace"`
-	State       string          `json:"state"`
-	Reason      string          `json:"reason"`
-	LastError   *NotifiedError  `json:"last_error"`
-	Attempts    int             `json:"attempts"`
-	Provider    string          `json:"provider"`
-	ProviderKey string          `json:"provider_key"`
-	AgeSeconds  int64           `json:"age_seconds"`
-	Assignee    string          `json:"assignee"`
-	DeskPath    string          `json:"desk_path"`
-	DeskURL     string          `json:"desk_url,omitempty"` // filled in at delivery, from the public base URL
-	Decision    string          `json:"decision,omitempty"`
-	DecidedBy   string          `json:"decided_by,omitempty"`
-	Content     json.RawMessage `json:"content,omitempty"`
-	ResultRef   string          `json:"result_ref,omitempty"`
-	ResultData  json.RawMessage `json:"result_data,omitempty"`
+	ID          string         `json:"id"`
+	Key         string         `json:"key"`
+	Type        string         `json:"type"`
+	Namespace   string         `json:"namespace"`
+	State       string         `json:"state"`
+	Reason      string         `json:"reason"`
+	LastError   *NotifiedError `json:"last_error"`
+	Attempts    int            `json:"attempts"`
+	Provider    string         `json:"provider"`
+	ProviderKey string         `json:"provider_key"`
+	AgeSeconds  int64          `json:"age_seconds"`
+	// EnteredDeskAt is when the operation last came to wait on a person.
+	EnteredDeskAt *time.Time      `json:"entered_desk_at,omitempty"`
+	Assignee      string          `json:"assignee"`
+	DeskPath      string          `json:"desk_path"`
+	DeskURL       string          `json:"desk_url,omitempty"` // filled in at delivery, from the public base URL
+	Decision      string          `json:"decision,omitempty"`
+	DecidedBy     string          `json:"decided_by,omitempty"`
+	Content       json.RawMessage `json:"content,omitempty"`
+	ResultRef     string          `json:"result_ref,omitempty"`
+	ResultData    json.RawMessage `json:"result_data,omitempty"`
 }
 
 // NotifiedError is the last error as a notification carries it.
@@ -92,6 +94,8 @@ func inDeskOrApproval(s State) bool { return s.InDesk() || s == AwaitingApproval
 // put it there, or the step that did.
 func DeskReason(op Operation, action string) string {
 	switch {
+	case op.State == AwaitingApproval && heldForSecondExecution(op):
+		return op.LastError.Code
 	case op.State == AwaitingApproval && op.ContentVersion > 1 && op.ContentAuthor != "":
 		return "revised"
 	case op.State == AwaitingApproval:
@@ -113,6 +117,18 @@ func followUp(before Operation, ch *Change, env Env) {
 	}
 	wasIn, isIn := inDeskOrApproval(before.State) && !before.State.IsZero(), inDeskOrApproval(n.State)
 	moved := before.State != n.State
+	// An operation awaiting Handoff's own lookup has not been handed off:
+	// entering unknown_outcome on a card with an adapter starts no desk
+	// clock and announces nothing; the lookup's inconclusive end does both.
+	pending := AwaitingLookup(before, env.Card)
+	if pending {
+		wasIn = false
+		moved = moved || action == ActionLookupInconclusive
+	}
+	if moved && isIn && deferToLookup(before, *n, env) {
+		n.DeskEnteredAt, n.AssignedAt, n.EscalatedAt = nil, nil, nil
+		isIn = false
+	}
 	if wasIn && moved && env.Actor.Kind == ActorPerson {
 		decision := action
 		if n.Resolution != nil {
@@ -160,6 +176,9 @@ func notificationsFor(op Operation, typ, action, decision string, dests []Destin
 		Reason: DeskReason(op, action), Attempts: op.Attempts, Provider: env.Card.Provider, ProviderKey: op.ProviderKey,
 		AgeSeconds: int64(math.Max(0, env.Now.Sub(op.CreatedAt).Seconds())), Assignee: op.Assignee,
 		DeskPath: DeskPath(op.ID), Decision: decision}
+	if op.DeskEnteredAt != nil {
+		s.EnteredDeskAt = ptr(op.DeskEnteredAt.UTC())
+	}
 	if typ == NotifyResolved {
 		s.Reason = decision
 		if op.Resolution != nil {
@@ -417,6 +436,11 @@ type RecoveryStats struct {
 	P50, P90   time.Duration // time from desk entry to those resolutions
 	PerDay     []DayFlow     // oldest day first
 	ByAssignee []AssigneeLoad
+
+	// SettledByLookup are the outcomes Handoff settled by looking them up
+	// at the provider within the window (found, or an authoritative
+	// not-found re-sent): no person was asked.
+	SettledByLookup int
 }
 
 // DayFlow is one day's entries into the desk (or approval) and people's

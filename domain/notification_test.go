@@ -58,7 +58,8 @@ func TestEnteringTheDeskNotifiesEveryDestination(t *testing.T) {
 		s := summaryOf(t, n)
 		if s.State != "unknown_outcome" || s.Reason != "lease_expired" || s.Provider != "acme-crm" || s.Attempts != 3 ||
 			s.LastError == nil || s.LastError.Code != "lease_expired" || s.AgeSeconds != int64(leaseExpired.Sub(ch.Op.CreatedAt).Seconds()) ||
-			s.DeskPath != "/desk/operations/op_01TEST" || s.ProviderKey != ch.Op.ProviderKey {
+			s.DeskPath != "/desk/operations/op_01TEST" || s.ProviderKey != ch.Op.ProviderKey ||
+			s.EnteredDeskAt == nil || !s.EnteredDeskAt.Equal(*ch.Op.DeskEnteredAt) {
 			t.Fatalf("summary: %+v", s)
 		}
 		if s.Content != nil || s.ResultData != nil {

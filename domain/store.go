@@ -36,6 +36,10 @@ type Store interface {
 	LoadMany(ctx context.Context, ids []string) ([]Operation, time.Time, error)
 	// LoadByKey is Load by the caller's key.
 	LoadByKey(ctx context.Context, namespace, key string) (Operation, time.Time, error)
+	// Twin returns the oldest operation in the namespace with the
+	// fingerprint (type and content) under a key other than key, whose
+	// outcome is open: action_pending, unknown_outcome or failed_terminal.
+	Twin(ctx context.Context, namespace, fingerprint, key string) (Operation, bool, error)
 	// ClaimReady finds up to q.Limit ready operations, skipping rows that
 	// other transactions hold, and writes what decide returns for each, all in
 	// one transaction. decide gets the database's clock.
@@ -92,6 +96,11 @@ type ListQuery struct {
 	InDeskBefore time.Time
 	Limit        int
 	Cursor       string
+
+	// AwaitingLookupOf leaves out the operations of these types that
+	// await Handoff's own lookup (AwaitingLookup): not handed off yet,
+	// so not on the desk.
+	AwaitingLookupOf []string
 }
 
 // OverdueQuery selects what the sweeper should look at.

@@ -38,7 +38,7 @@ func complete(t *testing.T, l *domain.Ledger, key string) {
 	ctx := context.Background()
 	wf := domain.Actor{Kind: domain.ActorWorkflow, Name: "w", Namespace: "ns"}
 	res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
-		Content: json.RawMessage(`{"n":1}`), Claim: &domain.Claim{Worker: "w"}})
+		Content: json.RawMessage(`{"n":"` + key + `"}`), Claim: &domain.Claim{Worker: "w"}})
 	if err != nil {
 		t.Error(err)
 		return

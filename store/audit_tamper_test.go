@@ -35,7 +35,7 @@ func (x *auditFixture) lifecycle(key string) string {
 	x.t.Helper()
 	ctx := context.Background()
 	res, err := x.l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
-		Content: json.RawMessage(`{"title":"Follow up"}`), Claim: &domain.Claim{Worker: "w1"}})
+		Content: json.RawMessage(`{"title":"Follow up","ref":"` + key + `"}`), Claim: &domain.Claim{Worker: "w1"}})
 	if err != nil {
 		x.t.Fatal(err)
 	}

@@ -64,6 +64,14 @@ func cardDefinition(c domain.Card) []byte {
 	if c.ContentVisibleTo != (domain.Role{}) { // only when set: cards without it keep their versions
 		def["content_visible_to"] = c.ContentVisibleTo.String()
 	}
+	for name, v := range map[string]string{"key_pattern": c.KeyPattern, "provider_concurrency": c.ProviderConcurrency} {
+		if v != "" {
+			def[name] = v
+		}
+	}
+	if c.TwinsAllowed {
+		def["twins"] = "allow"
+	}
 	b, _ := json.Marshal(def)
 	canon, _ := domain.Canonicalize(b)
 	return canon

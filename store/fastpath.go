@@ -80,6 +80,7 @@ func opStateCols(r *operationRow) []col {
 		{"desk_entered_at", "timestamptz", r.DeskEnteredAt}, {"assigned_at", "timestamptz", r.AssignedAt},
 		{"escalated_at", "timestamptz", r.EscalatedAt},
 		{"assignee_issuer", "text", r.AssigneeIssuer}, {"assignee_subject", "text", r.AssigneeSubject},
+		{"provider_key_content_version", "integer", r.ProviderKeyContentVersion},
 	}
 }
 
@@ -304,7 +305,7 @@ const opColumns = "id, namespace, key, type, state, version, event_id, source, c
 	"approval_at, provider_key, provider_key_first_sent_at, attempts, retry_from, first_attempt_at, lease_token, " +
 	"lease_worker, lease_expires_at, next_retry_at, result_ref, result_data, last_error_class, last_error_code, " +
 	"last_error_message, assignee, resolution_action, resolution_by, resolution_reason, resolution_at, audit_head, " +
-	"created_at, updated_at, desk_entered_at, assigned_at, escalated_at, assignee_issuer, assignee_subject, content_purged_at"
+	"created_at, updated_at, desk_entered_at, assigned_at, escalated_at, assignee_issuer, assignee_subject, content_purged_at, provider_key_content_version"
 
 // loadFast is load on PostgreSQL through pgx, scanned by hand: the hot
 // path reads each operation once per call, and GORM's reflection was a
@@ -332,7 +333,7 @@ func (s *Store) loadFast(ctx context.Context, where string, args ...any) (domain
 		&r.RetryFrom, &r.FirstAttemptAt, &r.LeaseToken, &r.LeaseWorker, &r.LeaseExpiresAt, &r.NextRetryAt, &r.ResultRef,
 		&r.ResultData, &r.LastErrorClass, &r.LastErrorCode, &r.LastErrorMessage, &r.Assignee, &r.ResolutionAction,
 		&r.ResolutionBy, &r.ResolutionReason, &r.ResolutionAt, &r.AuditHead, &r.CreatedAt, &r.UpdatedAt,
-		&r.DeskEnteredAt, &r.AssignedAt, &r.EscalatedAt, &r.AssigneeIssuer, &r.AssigneeSubject, &purgedAt, &now)
+		&r.DeskEnteredAt, &r.AssignedAt, &r.EscalatedAt, &r.AssigneeIssuer, &r.AssigneeSubject, &purgedAt, &r.ProviderKeyContentVersion, &now)
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}

@@ -87,6 +87,9 @@ func (s *Store) listSQL(q domain.ListQuery) (string, []any, int, error) {
 	if !q.InDeskBefore.IsZero() {
 		add("COALESCE(desk_entered_at, created_at) < ?", q.InDeskBefore.UTC())
 	}
+	if len(q.AwaitingLookupOf) > 0 { // as domain.AwaitingLookup
+		add("NOT (state = 'unknown_outcome' AND desk_entered_at IS NULL AND type IN ?)", q.AwaitingLookupOf)
+	}
 	if q.Cursor != "" {
 		at, id, err := decodeCursor(q.Cursor)
 		if err != nil {

@@ -420,6 +420,9 @@ func (s *Store) RecoveryStats(ctx context.Context, days int) (domain.RecoverySta
 	}
 	slices.Sort(ds)
 	out.Resolved, out.P50, out.P90 = len(ds), domain.Percentile(ds, 0.5), domain.Percentile(ds, 0.9)
+	if out.SettledByLookup, err = s.settledByLookup(ctx, since); err != nil {
+		return out, err
+	}
 
 	// Per day, newest first as cumulative counts, then turned around.
 	today := now.Truncate(24 * time.Hour)
@@ -446,7 +449,10 @@ func (s *Store) RecoveryStats(ctx context.Context, days int) (domain.RecoverySta
 		}
 		return perDay, nil
 	}
-	entries, err := count("to_state IN ? AND from_state NOT IN ?", waitingStates, waitingStates)
+	// An unknown outcome Handoff's own lookup settled next never waited on
+	// a person: its entry is not one (lookupSettledNext).
+	entries, err := count("to_state IN ? AND from_state NOT IN ? AND "+lookupSettledNext, waitingStates, waitingStates,
+		[]string{domain.ActionLookedUp, domain.ActionLookupNotFound})
 	if err != nil {
 		return out, err
 	}

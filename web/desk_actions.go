@@ -208,6 +208,8 @@ func recorded(c *gin.Context) string {
 	switch {
 	case strings.HasSuffix(c.Request.URL.Path, "/notes"):
 		return "Your note was added."
+	case strings.HasSuffix(c.Request.URL.Path, "/lookup"):
+		return "Looked up at the provider: the answer is shown below. Nothing was decided."
 	case strings.HasSuffix(c.Request.URL.Path, "/assign"):
 		return "The assignment was recorded."
 	case strings.HasSuffix(c.Request.URL.Path, "/revisions"):

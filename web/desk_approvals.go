@@ -34,6 +34,10 @@ func (s *server) approvals(c *gin.Context) {
 		if it.CreatedAt.IsZero() {
 			it.CreatedAt = p.Op.CreatedAt
 		}
+		if e := p.Op.LastError; e != nil && (e.Code == domain.CodeTwinUnresolved || e.Code == domain.CodeSupersedesSent) {
+			// Approving runs it a second time on purpose: say which one first.
+			it.Reason = e.Code + ": " + e.Message
+		}
 		var before []byte
 		if p.Previous != nil {
 			before = p.Previous.Content

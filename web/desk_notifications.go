@@ -136,7 +136,10 @@ func (s *server) recoveryView(c *gin.Context) *pages.RecoveryView {
 	if err != nil {
 		return nil
 	}
-	v := &pages.RecoveryView{Days: recoveryDays, Resolved: st.Resolved, P50: humanDuration(st.P50), P90: humanDuration(st.P90)}
+	v := &pages.RecoveryView{Days: recoveryDays, Resolved: st.Resolved, SettledByLookup: st.SettledByLookup, P50: humanDuration(st.P50), P90: humanDuration(st.P90)}
+	if st.SettledByLookup > 0 && st.Resolved > 0 {
+		v.WaitSaved = humanDuration(time.Duration(st.SettledByLookup) * st.P50)
+	}
 	for _, d := range st.PerDay {
 		v.PerDay = append(v.PerDay, pages.DayRow{Day: d.Day.Format("Mon 2 Jan"), Entries: d.Entries, Resolutions: d.Resolutions})
 	}

@@ -83,6 +83,8 @@ func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView 
 		v.NextDecision = "Re-send it under the same provider key, which the provider still deduplicates; " +
 			"or look the key up at the provider and confirm whether it was executed."
 	}
+	v.Lookup = lookupPanel(it, person)
+	v.ProviderKeyUse = domain.ProviderKeyUse(op, it.Card)
 	if op.ProviderKeyFirstSentAt != nil {
 		// Nothing to look up at the provider for a key never sent.
 		v.LookupLink = it.Card.LookupLink(op.ProviderKey)

@@ -63,6 +63,7 @@ func (s *server) listPage(c *gin.Context, all bool) {
 		if next != "" {
 			v.Next = listURL(v.Path(), f, next)
 		}
+		s.markTwins(c, person, v.Rows)
 	}
 	if err != nil {
 		// A filter that cannot be read is shown beside the form, which stays
@@ -181,6 +182,9 @@ func queueRow(op domain.Operation, card domain.Card, now time.Time, me *domain.A
 		EventID: op.EventID, State: op.State.String(), Assignee: op.Assignee, Attempts: op.Attempts,
 		Version: op.Version, CreatedAt: op.CreatedAt, Since: op.CreatedAt,
 		NextDecision: nextDecision(op), Mine: me != nil && op.AssignedTo(*me)}
+	if e := op.LastError; e != nil && (e.Code == domain.CodeTwinUnresolved || e.Code == domain.CodeSupersedesSent || e.Code == domain.CodeRevisionWaits) {
+		r.Twin = e.Message
+	}
 	if op.DeskEnteredAt != nil { // an item's age is how long it has waited for a person
 		r.Since = *op.DeskEnteredAt
 	}
@@ -202,6 +206,28 @@ func errorText(e domain.ErrorInfo) string {
 	return strings.Join(parts, " · ")
 }
 
+// markTwins flags the rows that a registration under another key is held
+// for (twin_unresolved): deciding one decides whether the other may run.
+// One query for the page: the held twins, whose hold names the original.
+func (s *server) markTwins(c *gin.Context, person domain.Actor, rows []pages.QueueRow) {
+	if len(rows) == 0 {
+		return
+	}
+	q := domain.ListQuery{States: []domain.State{domain.AwaitingApproval}, Limit: 200,
+		Error: &domain.ErrorKind{Class: domain.ClassConflict.String(), Code: domain.CodeTwinUnresolved}}
+	held, _, err := s.ledger.DeskQueue(c.Request.Context(), person, q, "")
+	if err != nil {
+		return // a marker, not the page: the queue stays usable without it
+	}
+	for i := range rows {
+		for _, h := range held {
+			if rows[i].Twin == "" && strings.Contains(h.LastError.Message, "("+rows[i].ID+")") {
+				rows[i].Twin = "The same content under " + h.Key + " waits for approval until this one is decided."
+			}
+		}
+	}
+}
+
 // nextDecision says in words what the operation needs from a person.
 func nextDecision(op domain.Operation) string {
 	switch op.State {
@@ -213,6 +239,9 @@ func nextDecision(op domain.Operation) string {
 		}
 		return "Fix the cause, then retry or cancel."
 	case domain.AwaitingApproval:
+		if e := op.LastError; e != nil && (e.Code == domain.CodeTwinUnresolved || e.Code == domain.CodeSupersedesSent) {
+			return "Find out whether the other operation executed; approve only to run this one deliberately a second time, or reject it."
+		}
 		return "Someone other than the author approves or rejects content version " + strconv.Itoa(op.ContentVersion) + "."
 	case domain.Completed, domain.Cancelled:
 		return "Nothing: it is " + components.StateLabel(op.State.String()) + "."

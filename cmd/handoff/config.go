@@ -32,6 +32,8 @@ type config struct {
 	// ContentRetention is how long final operations keep their content
 	// and result data; zero (the default) keeps them for ever.
 	ContentRetention time.Duration
+	// KeyPII is what identifiers holding personal data get (HANDOFF_KEY_PII).
+	KeyPII domain.PIIGuard
 }
 
 // notifyConfig is where and how notifications are delivered.
@@ -136,6 +138,11 @@ func configFromEnv(getenv func(string) string) (config, error) {
 		c.ContentRetention = d
 	}
 	var err error
+	if v := getenv("HANDOFF_KEY_PII"); v != "" {
+		if c.KeyPII, err = domain.ParsePIIGuard(v); err != nil {
+			return c, fmt.Errorf("HANDOFF_KEY_PII: %q is not refuse, warn or off", v)
+		}
+	}
 	if c.Notify, err = notifyFromEnv(getenv); err != nil {
 		return c, err
 	}

@@ -91,7 +91,10 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 
 	ledger := domain.NewLedger(s, cards)
 	ledger.MaxCausationDepth = cfg.MaxCausationDepth
+	ledger.KeyPII = cfg.KeyPII
+	ledger.Log = slog.Default()
 	ledger.Drills = s
+	ledger.DrillLog = s
 	tokens := auth.NewTokens(s)
 	tokens.CacheTTL = cfg.TokenCache
 	signIn, people, err := cfg.SignIn.wire(ctx, cfg.Addr, s)
@@ -132,6 +135,9 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 		Policy: domain.DeliveryPolicy{Base: domain.DefaultDeliveryPolicy.Base, Max: domain.DefaultDeliveryPolicy.Max, MaxAge: cfg.Notify.MaxAge},
 		Lease:  2*cfg.Notify.Timeout + 5*time.Second, Observe: recovery.ObserveDelivery}
 	loops.Go(func() { deliverer.Run(loopCtx) })
+	if err := startLookups(loopCtx, &loops, ledger, s, recovery.ObserveLookup); err != nil {
+		return err
+	}
 	if cfg.TokenCache > 0 {
 		loops.Go(func() { _ = tokens.Watch(loopCtx, s) }) // verified tokens are cached while this listens
 	}

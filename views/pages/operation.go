@@ -20,13 +20,16 @@ type OperationView struct {
 	Card         CardView
 	Retention    Retention
 	LookupLink   string
-	Related      []RelatedRow
-	Actions      Actions
-	Problem      Problem
-	Draft        Draft  // what the person typed into the form that was refused
-	Done         string // the decision just recorded, for the success banner
-	Next         string // the next item of the queue the person came from
-	Back         string // that queue, with its filter
+	Lookup       LookupPanel
+	// ProviderKeyUse says which provider key the next attempt sends and why.
+	ProviderKeyUse string
+	Related        []RelatedRow
+	Actions        Actions
+	Problem        Problem
+	Draft          Draft  // what the person typed into the form that was refused
+	Done           string // the decision just recorded, for the success banner
+	Next           string // the next item of the queue the person came from
+	Back           string // that queue, with its filter
 	// Notifications are the operation's notifications and their attempts.
 	Notifications []NotificationRow
 	// Notes are the notes people left, oldest first, pinned above the

@@ -57,6 +57,10 @@ type QueueRow struct {
 	CreatedAt                                          time.Time
 	Since                                              time.Time // when it entered the desk; Age counts from it
 	Mine                                               bool      // assigned to the viewer
+	// Twin marks an item held because it may be a second execution of
+	// another (twin_unresolved, supersedes_sent) or a revision waiting for
+	// the earlier send's outcome; "" otherwise.
+	Twin string
 }
 
 // activeFilters counts the filters in use for the folded filter's summary:
