@@ -124,9 +124,9 @@ func BenchmarkLifecycleWAL(b *testing.B) {
 func walLifecycle(b *testing.B, l *domain.Ledger, key string, twoCall bool) {
 	ctx := context.Background()
 	res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
-		Content: json.RawMessage(`{"title":"Follow up","owner":"u_9"}`), Claim: &domain.Claim{Worker: "w1", Begin: twoCall}})
+		Content: json.RawMessage(`{"title":"Follow up ` + key + `","owner":"u_9"}`), Claim: &domain.Claim{Worker: "w1", Begin: twoCall}})
 	if err != nil || res.Claim == nil {
-		b.Error(err, res.ClaimRefused)
+		b.Error(err, res.ClaimRefused) // not Fatal: the lifecycles run on goroutines of their own
 		return
 	}
 	id, tok := res.Operation.ID, res.Claim.Lease.Token
