@@ -34,7 +34,7 @@ var routeDescriptions = map[string]string{
 	"getEvent":           "The event with each action's current operation, so a workflow resumes only the unfinished ones.",
 	"listOperationTypes": "The operation types loaded from the cards: each type's retry safety card, read-only.",
 	"getOperationType":   "One operation type's retry safety card.",
-	"listAudit":          "The audit trail across operations in write order, for people with a role; a workflow token sees its namespace's operations.",
+	"listAudit":          "The audit trail across operations in write order (with from or to, in time order), for people with a role; a workflow token sees its namespace's operations.",
 	"exportAudit":        "Streams the audit trail with its chain fields, for offline verification with handoff audit verify; each export is itself audited.",
 	"healthz":            "Liveness: the process is up. Does not touch the database.",
 	"readyz":             "Readiness: 503 while the database does not answer or a migration is pending. Point balancers and readiness probes here.",

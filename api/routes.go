@@ -150,7 +150,7 @@ var routes = []route{
 		Fails:  []int{http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity},
 		Handle: (*server).recordDrill},
 	{Method: "GET", Path: "/v1/audit", ID: "listAudit", Tag: tagAudit,
-		Summary: "The audit trail across operations, in write order (a person with a role; a workflow token: its namespace's operations)",
+		Summary: "The audit trail across operations, in write order; with a time range, in time order (a person with a role; a workflow token: its namespace's operations)",
 		Query:   auditQueryParams, Replies: ok("one page of audit events", auditPage{}),
 		Fails: []int{http.StatusBadRequest, http.StatusForbidden}, Handle: (*server).listAudit},
 	{Method: "GET", Path: "/v1/audit/export", ID: "exportAudit", Tag: tagAudit,

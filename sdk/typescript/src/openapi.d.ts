@@ -69,8 +69,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The audit trail across operations, in write order (a person with a role; a workflow token: its namespace's operations)
-         * @description The audit trail across operations in write order, for people with a role; a workflow token sees its namespace's operations.
+         * The audit trail across operations, in write order; with a time range, in time order (a person with a role; a workflow token: its namespace's operations)
+         * @description The audit trail across operations in write order (with from or to, in time order), for people with a role; a workflow token sees its namespace's operations.
          */
         get: operations["listAudit"];
         put?: never;
