@@ -40,6 +40,7 @@ type input struct {
 	Key     string
 	Dedup   bool  // register: the type's provider deduplicates by key
 	Claim   bool  // register: claim in the same call
+	Begin   bool  // register's claim, claim: begin in the same change (claim.begin)
 	Lease   int64 // claim, heartbeat: the lease asked for, ns
 	Token   int64 // begin, heartbeat, settle
 	Outcome string
@@ -219,6 +220,9 @@ func claims(p state, in input, out output) []transition {
 	grant := func() transition {
 		n := p
 		n.State, n.Token, n.Expires = "processing", p.Token+1, leaseEnd(in, out)
+		if in.Begin { // a begun claim: the lease and "about to call" in one change
+			n.State = "action_pending"
+		}
 		return transition{next: n, status: http.StatusOK, state: n.State, granted: true, token: n.Token}
 	}
 	switch p.State {
@@ -323,8 +327,10 @@ type request struct {
 	Type  string `json:"type"`
 	Claim *struct {
 		LeaseSeconds int64 `json:"lease_seconds"`
+		Begin        bool  `json:"begin"`
 	} `json:"claim"`
 	LeaseSeconds int64  `json:"lease_seconds"`
+	Begin        bool   `json:"begin"`
 	LeaseToken   int64  `json:"lease_token"`
 	Outcome      string `json:"outcome"`
 	Result       *struct {
@@ -355,12 +361,12 @@ func operations(h *history, calls []call, keyOf map[string]string, dedup map[str
 		case c.Method == http.MethodPost && path == "":
 			in.Kind, in.Key, in.Dedup = kRegister, req.Key, dedup[req.Type]
 			if req.Claim != nil {
-				in.Claim, in.Lease = true, req.Claim.LeaseSeconds*int64(time.Second)
+				in.Claim, in.Lease, in.Begin = true, req.Claim.LeaseSeconds*int64(time.Second), req.Claim.Begin
 			}
 		case c.Method == http.MethodGet && id != "" && verb == "":
 			in.Kind = kGet
 		case c.Method == http.MethodPost && verb == "claim":
-			in.Kind, in.Lease = kClaim, req.LeaseSeconds*int64(time.Second)
+			in.Kind, in.Lease, in.Begin = kClaim, req.LeaseSeconds*int64(time.Second), req.Begin
 		case c.Method == http.MethodPost && verb == "begin":
 			in.Kind, in.Token = kBegin, req.LeaseToken
 		case c.Method == http.MethodPost && verb == "heartbeat":
