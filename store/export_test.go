@@ -14,7 +14,7 @@ import (
 func CreateTogether(s *Store, chs []domain.Change) ([]bool, []error) {
 	batch := make([]*gcRequest, len(chs))
 	for i, ch := range chs {
-		batch[i] = &gcRequest{ch: ch, create: true, done: make(chan gcResult, 1)}
+		batch[i] = &gcRequest{p: planCreate(ch), done: make(chan gcResult, 1)}
 	}
 	s.gc.flush(batch)
 	created, errs := make([]bool, len(chs)), make([]error, len(chs))
@@ -26,7 +26,9 @@ func CreateTogether(s *Store, chs []domain.Change) ([]bool, []error) {
 }
 
 // FastPath reports whether the store writes ch in one statement.
-func FastPath(s *Store, ch domain.Change) bool { return s.pool != nil && fastPathEligible(ch) }
+func FastPath(s *Store, ch domain.Change) bool {
+	return s.pool != nil && planChange(ch).route != routeTx
+}
 
 // MigrateTo migrates s's database up to version v only.
 func MigrateTo(ctx context.Context, s *Store, v int64) error {
@@ -60,7 +62,7 @@ func Exec(ctx context.Context, s *Store, sql string, args ...any) error {
 func ApplyTogether(s *Store, chs []domain.Change) ([]bool, []error) {
 	batch := make([]*gcRequest, len(chs))
 	for i, ch := range chs {
-		batch[i] = &gcRequest{ch: ch, done: make(chan gcResult, 1)}
+		batch[i] = &gcRequest{p: planChange(ch), done: make(chan gcResult, 1)}
 	}
 	s.gc.flush(batch)
 	written, errs := make([]bool, len(chs)), make([]error, len(chs))
@@ -76,7 +78,11 @@ func ApplyTogether(s *Store, chs []domain.Change) ([]bool, []error) {
 func MultiRow(chs []domain.Change, create bool) []int {
 	batch := make([]*gcRequest, len(chs))
 	for i, ch := range chs {
-		batch[i] = &gcRequest{ch: ch, create: create}
+		p := planChange(ch)
+		if create {
+			p = planCreate(ch)
+		}
+		batch[i] = &gcRequest{p: p}
 	}
 	var out []int
 	for _, p := range planFlush(batch) {
@@ -143,3 +149,25 @@ func Loads(s *Store) int64 { return s.lc.loads.Load() }
 
 // ForgetLeased drops the operation from the lease cache.
 func ForgetLeased(s *Store, id string) { s.lc.forget(id) }
+
+// SchemaColumns are schema.go's tables and their columns.
+func SchemaColumns() map[string][]string {
+	names := func(s string) []string { return strings.Split(s, ", ") }
+	return map[string][]string{
+		"operations":       names(opColumns),
+		"audit_events":     names(auditColumns),
+		"attempts":         names(columnNames(attemptTable, identity, state)),
+		"content_versions": names(columnNames(contentTable, identity, state)),
+		"notifications":    names(columnNames(outboxTable, identity, state)),
+	}
+}
+
+// DBColumns are the columns the database's table has.
+func DBColumns(s *Store, table string) ([]string, error) {
+	cts, err := s.db.Migrator().ColumnTypes(table)
+	out := make([]string, len(cts))
+	for i, c := range cts {
+		out[i] = c.Name()
+	}
+	return out, err
+}
