@@ -171,3 +171,73 @@ func DBColumns(s *Store, table string) ([]string, error) {
 	}
 	return out, err
 }
+
+// WriteVia writes the changes (all new operations when create) through one
+// renderer, as far as their plans' routes allow: "tx" writes each in a GORM
+// transaction; "single" each route-single or route-multi plan as its own
+// statement; "multi" every route-multi plan in one multi-row statement, in
+// one transaction with the route-single plans' statements. A plan the
+// renderer may not take is written by the next one that may. It returns
+// each change's answer: written (or created), or its error.
+func WriteVia(s *Store, via string, chs []domain.Change, create bool) ([]bool, []error) {
+	ctx := context.Background()
+	written, errs := make([]bool, len(chs)), make([]error, len(chs))
+	var batch []*gcRequest
+	var at []int
+	for i, ch := range chs {
+		p := planChange(ch)
+		if create {
+			p = planCreate(ch)
+		}
+		if via == "tx" || p.route == routeTx || s.pool == nil {
+			errs[i] = translate(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+				var err error
+				written[i], err = writeTx(tx, p)
+				return err
+			}), "operation")
+			continue
+		}
+		batch, at = append(batch, &gcRequest{p: p, done: make(chan gcResult, 1)}), append(at, i)
+	}
+	if len(batch) == 0 {
+		return written, errs
+	}
+	if via == "single" {
+		for j, r := range batch {
+			s.gc.alone(ctx, r)
+			res := <-r.done
+			written[at[j]], errs[at[j]] = res.n == 1, res.err
+		}
+		return written, errs
+	}
+	var parts []flushPart
+	multi := flushPart{multi: true, create: create}
+	for j, r := range batch {
+		if r.p.route == routeMulti {
+			multi.idx = append(multi.idx, j)
+		} else {
+			parts = append(parts, flushPart{idx: []int{j}, create: create})
+		}
+	}
+	if len(multi.idx) > 0 {
+		parts = append([]flushPart{multi}, parts...)
+	}
+	ns, err := s.gc.together(ctx, batch, parts)
+	for j := range batch {
+		written[at[j]], errs[at[j]] = err == nil && ns[j] == 1, translate(err, "operation")
+	}
+	return written, errs
+}
+
+// TableRows are every row of the table as PostgreSQL's JSON text, in
+// order, less the columns named: what two databases must hold byte for
+// byte to be equal.
+func TableRows(s *Store, table string, less ...string) ([]string, error) {
+	j := "to_jsonb(t)"
+	for _, c := range less {
+		j += " - '" + c + "'"
+	}
+	var rows []string
+	err := s.db.Raw("SELECT (" + j + ")::text AS j FROM " + table + " t ORDER BY 1").Scan(&rows).Error
+	return rows, err
+}

@@ -185,7 +185,7 @@ func (c *committer) flush(batch []*gcRequest) {
 		c.alone(ctx, batch[0])
 		return
 	}
-	ns, err := c.together(ctx, batch)
+	ns, err := c.together(ctx, batch, planFlush(batch))
 	if err == nil {
 		for i, r := range batch {
 			r.done <- gcResult{n: ns[i]}
@@ -211,8 +211,7 @@ func (c *committer) flush(batch []*gcRequest) {
 // statement per kind, the rest one each) in one round trip: the statements
 // up to the protocol's Sync are one implicit transaction, which commits at
 // the Sync and rolls back whole on any error.
-func (c *committer) together(ctx context.Context, batch []*gcRequest) ([]int64, error) {
-	parts := planFlush(batch)
+func (c *committer) together(ctx context.Context, batch []*gcRequest, parts []flushPart) ([]int64, error) {
 	b := &pgx.Batch{}
 	b.Queue(keyedPlans)
 	for _, p := range parts {
