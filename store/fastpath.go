@@ -140,6 +140,22 @@ func (s *Store) createFast(ctx context.Context, p writePlan) (bool, error) {
 	return n == 1, nil
 }
 
+// dollars is the condition with PostgreSQL's numbered placeholders for
+// its question marks (it holds no literal text).
+func dollars(where string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range where {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // loadFast is load on PostgreSQL through pgx, scanned by hand: the hot
 // path reads each operation once per call, and GORM's reflection was a
 // large part of that read's cost.

@@ -186,16 +186,20 @@ func (s *Store) load(ctx context.Context, where string, args ...any) (domain.Ope
 
 // Load returns the operation with the id, within the namespace if one is given.
 func (s *Store) Load(ctx context.Context, namespace, id string) (domain.Operation, time.Time, error) {
+	where, args := "id = ?", []any{id}
+	if namespace != "" {
+		where, args = where+" AND namespace = ?", append(args, namespace)
+	}
+	return s.loadWhere(ctx, where, args...)
+}
+
+// loadWhere is load on SQLite, loadFast (with PostgreSQL's placeholders)
+// on PostgreSQL: one condition for both.
+func (s *Store) loadWhere(ctx context.Context, where string, args ...any) (domain.Operation, time.Time, error) {
 	if s.pool != nil {
-		if namespace == "" {
-			return s.loadFast(ctx, "id = $1", id)
-		}
-		return s.loadFast(ctx, "id = $1 AND namespace = $2", id, namespace)
+		return s.loadFast(ctx, dollars(where), args...)
 	}
-	if namespace == "" {
-		return s.load(ctx, "id = ?", id)
-	}
-	return s.load(ctx, "id = ? AND namespace = ?", id, namespace)
+	return s.load(ctx, where, args...)
 }
 
 // LoadMany implements domain.Store: the operations with the ids, read a
@@ -226,10 +230,7 @@ func (s *Store) LoadMany(ctx context.Context, ids []string) ([]domain.Operation,
 
 // LoadByKey returns the operation with the key in the namespace.
 func (s *Store) LoadByKey(ctx context.Context, namespace, key string) (domain.Operation, time.Time, error) {
-	if s.pool != nil {
-		return s.loadFast(ctx, "namespace = $1 AND key = $2", namespace, key)
-	}
-	return s.load(ctx, "namespace = ? AND key = ?", namespace, key)
+	return s.loadWhere(ctx, "namespace = ? AND key = ?", namespace, key)
 }
 
 // Attempts lists the operation's attempts in order.
