@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 )
 
@@ -62,11 +63,8 @@ func (s *server) listAudit(c *gin.Context) {
 		}
 		q.Limit = n
 	}
-	trail, err := s.ledger.Audit()
-	if err == nil {
-		err = errs.err()
-	}
-	if err != nil {
+	trail := audit.OfLedger(s.ledger)
+	if err := errs.err(); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -85,24 +83,23 @@ func (s *server) listAudit(c *gin.Context) {
 
 func (s *server) exportAudit(c *gin.Context) {
 	vals, errs := strictQuery(c.Request.URL.RawQuery, auditExportParams)
-	req := domain.AuditExport{Format: vals.Get("format")}
+	req := audit.Export{Format: vals.Get("format")}
 	req.Query.Namespace = vals.Get("namespace")
 	req.Query.From, req.Query.To = queryTime(vals, "from", &errs), queryTime(vals, "to", &errs)
 	if req.Format == "" {
-		req.Format = domain.FormatJSONL
+		req.Format = audit.FormatJSONL
 	}
-	sink, ferr := domain.NewAuditEncoder(c.Writer, req.Format)
-	trail, err := s.ledger.Audit()
-	for _, e := range []error{ferr, errs.err()} {
-		if err == nil {
-			err = e
-		}
+	sink, ferr := audit.NewEncoder(chunkDeadline{c.Writer, s.exportChunkTimeout}, req.Format)
+	trail := audit.OfLedger(s.ledger)
+	err := ferr
+	if err == nil {
+		err = errs.err()
 	}
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	w := &httpExport{AuditSink: sink, c: c, format: req.Format}
+	w := &httpExport{Sink: sink, c: c, format: req.Format}
 	if err := trail.Export(c.Request.Context(), actorOf(c), req, w); err != nil {
 		if !w.started {
 			s.fail(c, err)
@@ -117,7 +114,7 @@ func (s *server) exportAudit(c *gin.Context) {
 
 // httpExport sends the headers once the export is authorised and recorded.
 type httpExport struct {
-	domain.AuditSink
+	audit.Sink
 	c       *gin.Context
 	format  string
 	started bool
@@ -126,7 +123,7 @@ type httpExport struct {
 func (w *httpExport) Begin() error {
 	w.started = true
 	media, ext := "application/x-ndjson", "jsonl"
-	if w.format == domain.FormatCSV {
+	if w.format == audit.FormatCSV {
 		media, ext = "text/csv; charset=utf-8; header=present", "csv"
 	}
 	h := w.c.Writer.Header()
@@ -134,13 +131,24 @@ func (w *httpExport) Begin() error {
 	h.Set("Content-Disposition", `attachment; filename="handoff-audit-`+time.Now().UTC().Format("20060102T150405Z")+"."+ext+`"`)
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-	// A long export outlives the server's write timeout, which is sized for
-	// ordinary answers.
-	if err := http.NewResponseController(w.c.Writer).SetWriteDeadline(time.Time{}); err != nil {
-		slog.Debug("audit export keeps the write deadline", "error", err)
-	}
 	w.c.Status(http.StatusOK)
-	return w.AuditSink.Begin()
+	return w.Sink.Begin()
+}
+
+// chunkDeadline gives each write of an export its own deadline. A long
+// export outlives the server's write timeout, which is sized for ordinary
+// answers; a reader that stops reading must not hold the export open for
+// ever: its write fails after the timeout and the handler lets go.
+type chunkDeadline struct {
+	w       gin.ResponseWriter
+	timeout time.Duration
+}
+
+func (d chunkDeadline) Write(p []byte) (int, error) {
+	if err := http.NewResponseController(d.w).SetWriteDeadline(time.Now().Add(d.timeout)); err != nil {
+		slog.Debug("audit export keeps the server's write deadline", "error", err)
+	}
+	return d.w.Write(p)
 }
 
 // strictQuery parses a query string, refusing unknown and repeated

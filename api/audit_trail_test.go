@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/opshandoff/handoff/api"
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/auth"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/store/storetest"
@@ -138,8 +139,8 @@ func download(x *harness, path, bearer string) *reply {
 
 func verifyExport(t *testing.T, raw []byte) {
 	t.Helper()
-	rep, err := domain.VerifyEvents(&domain.Verifier{RefName: "line"}, func(fn func(domain.AuditEvent, int64) error) error {
-		_, err := domain.DecodeAuditExport(bytes.NewReader(raw), fn)
+	rep, err := audit.VerifyEvents(&audit.Verifier{RefName: "line"}, func(fn func(domain.AuditEvent, int64) error) error {
+		_, err := audit.DecodeExport(bytes.NewReader(raw), fn)
 		return err
 	}, nil)
 	if err != nil || !rep.OK() {

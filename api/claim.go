@@ -65,6 +65,8 @@ type claimJSON struct {
 	Content       json.RawMessage `json:"content" schema:"object"`
 	ContentSHA256 string          `json:"content_sha256"`
 	ProviderKey   string          `json:"provider_key"`
+	// ProviderKeyUse is why this attempt sends this provider key.
+	ProviderKeyUse string `json:"provider_key_use" doc:"which provider key this attempt sends and why: the first send of a content version, a re-send under the key it was first sent with, or a new key for a revision"`
 }
 
 type claimLeaseJSON struct {
@@ -83,6 +85,7 @@ func toClaim(r domain.ClaimResult, withOperation bool) *claimJSON {
 		Lease:   claimLeaseJSON{Token: r.Lease.Token, Worker: r.Lease.Worker, ExpiresAt: r.Lease.ExpiresAt.UTC()},
 		Attempt: attemptRefJSON{ID: r.Attempt.ID, Number: r.Attempt.Number},
 		Content: r.Operation.Content, ContentSHA256: r.Operation.ContentSHA256, ProviderKey: r.Operation.ProviderKey,
+		ProviderKeyUse: r.ProviderKeyUse,
 	}
 	if withOperation {
 		c.Operation = toOperation(r.Operation, false)

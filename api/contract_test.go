@@ -71,6 +71,12 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
+	return newHarnessWith(t, contractCards())
+}
+
+// newHarnessWith is newHarness serving the given operation types.
+func newHarnessWith(t *testing.T, cards domain.Cards) *harness {
+	t.Helper()
 	st := storetest.New(t)
 	x := &harness{t: t, store: st, tokens: auth.NewTokens(st), reg: prometheus.NewRegistry()}
 	x.tok = x.token("campaigns", "n8n")
@@ -83,7 +89,7 @@ func newHarness(t *testing.T) *harness {
 		"ivy": {Kind: domain.ActorPerson, Issuer: "https://idp.example.com", Subject: "u-ivy", Email: "ivy@example.com",
 			Role: domain.RoleOperator},
 	}}
-	e, err := api.New(api.Config{Ledger: domain.NewLedger(st, contractCards()), Auth: chain,
+	e, err := api.New(api.Config{Ledger: domain.NewLedger(st, cards), Auth: chain,
 		Ready: func(ctx context.Context) error { return x.readyFn(ctx) }, Logger: slog.New(slog.DiscardHandler),
 		BodyLimit: 256 << 10, Registry: x.reg})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -46,11 +47,14 @@ func bind[T any](s *server, c *gin.Context, parse func([]byte) (T, error)) (v T,
 }
 
 // unmarshalStrict decodes exactly one JSON object into dst: unknown fields,
-// trailing data and an empty body are refused, so a typo never silently
-// drops a field.
+// members named twice or in another case, trailing data and an empty body
+// are refused, so a typo never silently drops a field.
 func unmarshalStrict(data []byte, dst any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return domain.Errorf(domain.EInvalidJSON, "the body is empty; a JSON object is required")
+	}
+	if err := checkMembers(data, reflect.TypeOf(dst)); err != nil { // decode_members.go
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -33,9 +35,14 @@ func FuzzDecodeRegister(f *testing.F) {
 	f.Add([]byte(`{"key":"k","type":"t","content":null,"caused_by":null,"claim":null}`))
 	f.Add([]byte(`{"key":"k","type":"t","content":{},"extra":1}`))
 	f.Add([]byte(`{"key":"k"} trailing`))
+	f.Add([]byte(`{"key":"a","type":"t","content":{"x":{"y":1,"y":2}},"KEY":"b"}`))
+	f.Add([]byte(`{"k\u0065y":"a","key":"b","type":"t","content":{}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		reg, err := parseRegister(data)
 		check4xx(t, data, err)
+		if err == nil && hasDuplicateMember(data) {
+			t.Fatalf("%q: accepted with a member named twice", data)
+		}
 		if err == nil && reg.Claim != nil && (reg.Claim.Lease < 0 || reg.Claim.Lease > time.Hour) {
 			t.Fatalf("%q: lease %v passed", data, reg.Claim.Lease)
 		}
@@ -93,6 +100,15 @@ func TestDecode_errors(t *testing.T) {
 		{"not an object", registerP, `[1]`, domain.EInvalidJSON, ""},
 		{"trailing", registerP, `{"key":"k"} {}`, domain.EInvalidJSON, ""},
 		{"unknown field", registerP, `{"key":"k","kee":"x"}`, domain.EInvalid, "kee"},
+		// A member twice, or in another case, is a parser differential:
+		// encoding/json would take the last one, or match it anyway.
+		{"member twice", registerP, `{"key":"a","type":"t","content":{},"key":"b"}`, domain.EInvalid, "key"},
+		{"member in another case", registerP, `{"key":"a","KEY":"b","type":"t","content":{}}`, domain.EInvalid, "KEY"},
+		{"only member in another case", registerP, `{"Key":"a","type":"t","content":{}}`, domain.EInvalid, "Key"},
+		{"nested member twice", registerP, `{"key":"k","type":"t","content":{},"claim":{"worker":"w","worker":"x"}}`, domain.EInvalid, "claim.worker"},
+		{"nested member in another case", registerP, `{"key":"k","type":"t","content":{},"claim":{"Worker":"w"}}`, domain.EInvalid, "claim.Worker"},
+		{"content member twice", registerP, `{"key":"k","type":"t","content":{"a":1,"a":2}}`, domain.EInvalid, "content.a"},
+		{"settle error member in another case", settleP, `{"lease_token":1,"outcome":"failed_retryable","error":{"CLASS":"transient"}}`, domain.EInvalid, "error.CLASS"},
 		{"wrong type", registerP, `{"key":7}`, domain.EInvalid, "key"},
 		{"nested type", registerP, `{"claim":{"lease_seconds":1.5}}`, domain.EInvalid, "claim.lease_seconds"},
 		{"content null", registerP, `{"key":"k","type":"t","content":null}`, domain.EInvalid, "content"},
@@ -121,6 +137,10 @@ func TestDecode_accepts(t *testing.T) {
 	if err != nil || reg.Claim == nil || reg.Claim.Lease != 0 || reg.EventID != "evt_42" {
 		t.Fatalf("register: %+v, %v", reg, err)
 	}
+	// The content's members are the workflow's own: any case goes.
+	if _, err := parseRegister([]byte(`{"key":"k","type":"t","content":{"a":1,"A":2,"list":[{"x":1},{"x":2}]}}`)); err != nil {
+		t.Fatalf("content with members in two cases: %v", err)
+	}
 	a, err := parseAssign([]byte(`{"assignee":null,"expected_version":3}`))
 	if err != nil || a.Assignee != "" || a.ExpectedVersion != 3 {
 		t.Fatalf("unassign: %+v, %v", a, err)
@@ -146,3 +166,44 @@ func settleP(b []byte) error    { _, err := parseSettle(b); return err }
 func reconcileP(b []byte) error { _, err := parseReconcile(b); return err }
 func assignP(b []byte) error    { _, err := parseAssign(b); return err }
 func resolveP(b []byte) error   { _, err := parseResolve(b); return err }
+
+// hasDuplicateMember reports whether any object of a JSON text names a
+// member twice, read with encoding/json's tokenizer.
+func hasDuplicateMember(data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var walk func() bool
+	walk = func() bool {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return false
+				}
+				name, _ := k.(string)
+				if seen[name] {
+					return true
+				}
+				seen[name] = true
+				if walk() {
+					return true
+				}
+			}
+			_, _ = dec.Token()
+		case json.Delim('['):
+			for dec.More() {
+				if walk() {
+					return true
+				}
+			}
+			_, _ = dec.Token()
+		}
+		return false
+	}
+	return walk()
+}

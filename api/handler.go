@@ -20,6 +20,8 @@ type server struct {
 	log       *slog.Logger
 	bodyLimit int64
 	now       func() time.Time
+	// exportChunkTimeout bounds each write of an audit export.
+	exportChunkTimeout time.Duration
 	// prepared once by New
 	metricsHandler http.Handler
 	openapiDoc     []byte

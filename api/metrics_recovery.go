@@ -26,6 +26,10 @@ type Recovery struct {
 	effects       *prometheus.CounterVec
 	notifications *prometheus.CounterVec
 	delivery      prometheus.Histogram
+	lookup        lookupCounters
+	registered    *prometheus.CounterVec
+	events        prometheus.Counter
+	handlingEntry prometheus.Histogram
 }
 
 // GaugeTTL is how long the desk gauges are served from cache.
@@ -33,9 +37,10 @@ const GaugeTTL = 15 * time.Second
 
 var recoveryBuckets = []float64{60, 300, 900, 1800, 3600, 2 * 3600, 4 * 3600, 8 * 3600, 24 * 3600, 3 * 24 * 3600, 7 * 24 * 3600}
 
-// NewRecovery registers the recovery metrics on reg and makes them the
-// ledger's change observer.
-func NewRecovery(reg prometheus.Registerer, l *domain.Ledger) (*Recovery, error) {
+// NewRecovery registers the recovery metrics on reg, the desk gauges read
+// from outbox. The caller makes it the ledger's change and event observer
+// (Ledger.Observer, Ledger.Events) and the delivery loop's.
+func NewRecovery(reg prometheus.Registerer, outbox domain.OutboxStore) (*Recovery, error) {
 	r := &Recovery{
 		entries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "handoff_desk_entries_total",
 			Help: "Operations that came to wait on a person (desk or approval), by type and reason."}, []string{"type", "reason"}),
@@ -50,34 +55,46 @@ func NewRecovery(reg prometheus.Registerer, l *domain.Ledger) (*Recovery, error)
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "handoff_attempts_total",
 			Help: "Attempts (claims) made, by type."}, []string{"type"}),
 		effects: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "handoff_confirmed_effects_total",
-			Help: "Side effects confirmed to have happened, by type and by whom: worker, person or reconcile."}, []string{"type", "by"}),
+			Help: "Side effects confirmed to have happened, by type and by whom: worker, person, reconcile or lookup."}, []string{"type", "by"}),
 		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "handoff_notifications_total",
 			Help: "Notification delivery attempts, by result: delivered, retry or failed."}, []string{"result"}),
+		registered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "handoff_operations_registered_total",
+			Help: "Operations registered (a replayed registration is not counted again), by type."}, []string{"type"}),
+		events: prometheus.NewCounter(prometheus.CounterOpts{Name: "handoff_events_received_total",
+			Help: "Incoming events recorded (a redelivery is not counted again)."}),
+		handlingEntry: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "handoff_human_handling_from_entry_seconds",
+			Help: "Time from desk entry to a person's decision, whether or not anyone took the item first: people's time on recovery.", Buckets: recoveryBuckets}),
 		delivery: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "handoff_notification_delivery_seconds",
 			Help: "Time one notification delivery attempt took.", Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30}}),
 	}
 	var err error
-	for _, c := range []**prometheus.CounterVec{&r.entries, &r.resolutions, &r.operations, &r.attempts, &r.effects, &r.notifications} {
+	for _, c := range []**prometheus.CounterVec{&r.entries, &r.resolutions, &r.operations, &r.attempts, &r.effects, &r.notifications, &r.registered} {
 		if *c, err = register(reg, *c); err != nil {
 			return nil, err
 		}
 	}
-	for _, h := range []*prometheus.Histogram{&r.timeToResolve, &r.handling, &r.delivery} {
+	if r.events, err = register(reg, r.events); err != nil {
+		return nil, err
+	}
+	for _, h := range []*prometheus.Histogram{&r.timeToResolve, &r.handling, &r.delivery, &r.handlingEntry} {
 		if *h, err = register(reg, *h); err != nil {
 			return nil, err
 		}
 	}
-	if ob, ok := l.Store.(domain.OutboxStore); ok {
-		if _, err := register(reg, prometheus.Collector(&deskGauges{read: ob.DeskGauges, backlog: ob.OutboxBacklog, ttl: GaugeTTL})); err != nil {
-			return nil, err
-		}
+	if err := r.lookup.register(reg); err != nil {
+		return nil, err
+	}
+	if _, err := register(reg, prometheus.Collector(&deskGauges{read: outbox.DeskGauges, backlog: outbox.OutboxBacklog, ttl: GaugeTTL})); err != nil {
+		return nil, err
 	}
 	for _, s := range []string{domain.DeliveryDelivered, domain.DeliveryRetry, domain.DeliveryFailed} {
 		r.notifications.WithLabelValues(s) // present at zero, so alerts see the series
 	}
-	l.Observer = r
 	return r, nil
 }
+
+// ObserveEvent counts an incoming event recorded for the first time.
+func (r *Recovery) ObserveEvent(domain.Event) { r.events.Inc() }
 
 // Observe counts what a written change means for recovery.
 func (r *Recovery) Observe(ch domain.Change) {
@@ -94,10 +111,15 @@ func (r *Recovery) Observe(ch domain.Change) {
 		r.resolutions.WithLabelValues(typ, ld.Decision).Inc()
 		if ld.EnteredAt != nil {
 			r.timeToResolve.Observe(math.Max(0, ch.Op.UpdatedAt.Sub(*ld.EnteredAt).Seconds()))
+			r.handlingEntry.Observe(math.Max(0, ch.Op.UpdatedAt.Sub(*ld.EnteredAt).Seconds()))
 		}
 		if ld.AssignedAt != nil {
 			r.handling.Observe(math.Max(0, ch.Op.UpdatedAt.Sub(*ld.AssignedAt).Seconds()))
 		}
+	}
+	r.lookup.observeSettled(ch)
+	if ch.FromVersion == 0 {
+		r.registered.WithLabelValues(typ).Inc()
 	}
 	if a := ch.Attempt; a != nil && a.New {
 		r.attempts.WithLabelValues(typ).Inc()
@@ -113,6 +135,8 @@ func (r *Recovery) Observe(ch domain.Change) {
 			by = "person"
 		case last.Action == "reconciled":
 			by = "reconcile"
+		case last.Action == domain.ActionLookedUp:
+			by = "lookup"
 		}
 		r.effects.WithLabelValues(typ, by).Inc()
 	}

@@ -80,10 +80,11 @@ func TestRecoveryMetrics(t *testing.T) {
 		l := domain.NewLedger(st, cards)
 		l.Now = func() time.Time { return clock }
 		reg := prometheus.NewRegistry()
-		rec, err := api.NewRecovery(reg, l)
+		rec, err := api.NewRecovery(reg, st)
 		if err != nil {
 			t.Fatal(err)
 		}
+		l.Observer, l.Events = rec, rec
 		e, err := api.New(api.Config{Ledger: l, Auth: auth.Chain{}, Registry: reg, Ready: st.Ping})
 		if err != nil {
 			t.Fatal(err)
@@ -96,7 +97,7 @@ func TestRecoveryMetrics(t *testing.T) {
 	wf := domain.Actor{Kind: domain.ActorWorkflow, Name: "w", Namespace: "campaigns"}
 	alice := person("alice@example.com", domain.RoleOperator)
 	claimed := func(key, typ string) (domain.Operation, int64) {
-		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(`{"a":1}`),
+		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(`{"a":"` + key + `"}`),
 			Claim: &domain.Claim{Worker: "w"}})
 		if err != nil {
 			t.Fatal(err)
@@ -140,6 +141,23 @@ func TestRecoveryMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// E: lost after begin; alice confirms it 5 minutes later without
+	// taking it first — a decision without a take still costs her time.
+	clock = clock.Add(time.Minute)
+	e := unknown("e")
+	clock = clock.Add(5 * time.Minute)
+	eEntered := *e.DeskEnteredAt
+	e, err = l.Resolve(ctx, alice, e.ID, domain.Resolve{Action: domain.ResolveConfirmExecuted, Result: &domain.Result{Ref: "r-e"}, Reason: "found it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An event with one action, delivered twice: one event, one operation.
+	for range 2 {
+		if _, err := l.RegisterEvent(ctx, wf, domain.EventRegistration{EventID: "evt_9", Actions: []domain.EventAction{
+			{Action: "task", Type: "crm.task.create", Content: json.RawMessage(`{"a":"evt_9"}`)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// C: waits for approval; D: left on the desk.
 	clock = clock.Add(time.Minute)
 	c, _ := claimed("c", "coupon.issue")
@@ -148,7 +166,7 @@ func TestRecoveryMetrics(t *testing.T) {
 	clock = clock.Add(7 * time.Minute)
 
 	// Deliver every notification: B handed off and resolved, C, D.
-	dl := &reconcile.Deliverer{Store: st, Sender: notify.NewSender(notify.Sender{AllowPrivate: true}), Observe: rec.ObserveDelivery,
+	dl := &reconcile.Deliverer{Store: st, Sender: notify.NewSender(notify.Sender{AllowPrivate: true, Getenv: func(string) string { return "whsec_dGVzdC1zZWNyZXQ=" }}), Observe: rec.ObserveDelivery,
 		Now: func() time.Time { return clock.Add(time.Second) }}
 	for {
 		n, err := dl.Pass(ctx)
@@ -162,31 +180,39 @@ func TestRecoveryMetrics(t *testing.T) {
 	}
 
 	ttr := b.UpdatedAt.Sub(entered).Seconds()
+	ttrE := e.UpdatedAt.Sub(eEntered).Seconds()
 	handling := b.UpdatedAt.Sub(assigned).Seconds()
 	age := func(op domain.Operation) float64 { return math.Floor(clock.Sub(*op.DeskEnteredAt).Seconds()) }
 	got := scrape(t, h)
 	want := map[string]float64{
-		`handoff_attempts_total{type="crm.task.create"}`:                                           3,
-		`handoff_operations_total{outcome="completed",type="crm.task.create"}`:                     2,
+		`handoff_attempts_total{type="crm.task.create"}`:                                           4,
+		`handoff_operations_total{outcome="completed",type="crm.task.create"}`:                     3,
 		`handoff_confirmed_effects_total{by="worker",type="crm.task.create"}`:                      1,
-		`handoff_confirmed_effects_total{by="person",type="crm.task.create"}`:                      1,
-		fmt.Sprintf(`handoff_desk_entries_total{reason=%q,type="crm.task.create"}`, reason):        2,
+		`handoff_confirmed_effects_total{by="person",type="crm.task.create"}`:                      2,
+		fmt.Sprintf(`handoff_desk_entries_total{reason=%q,type="crm.task.create"}`, reason):        3,
 		`handoff_desk_entries_total{reason="requires_approval",type="coupon.issue"}`:               1,
-		`handoff_resolutions_total{decision="confirm_executed",type="crm.task.create"}`:            1,
+		`handoff_resolutions_total{decision="confirm_executed",type="crm.task.create"}`:            2,
+		`handoff_operations_registered_total{type="crm.task.create"}`:                              5,
+		`handoff_operations_registered_total{type="coupon.issue"}`:                                 1,
+		`handoff_events_received_total`:                                                            1,
+		`handoff_human_handling_from_entry_seconds_count`:                                          2,
+		`handoff_human_handling_from_entry_seconds_sum`:                                            ttr + ttrE,
 		`handoff_desk_items{namespace="campaigns",state="unknown_outcome",type="crm.task.create"}`: 1,
 		`handoff_desk_items{namespace="campaigns",state="awaiting_approval",type="coupon.issue"}`:  1,
 		`handoff_desk_oldest_item_age_seconds{namespace="campaigns",type="crm.task.create"}`:       age(d),
 		`handoff_desk_oldest_item_age_seconds{namespace="campaigns",type="coupon.issue"}`:          age(c),
-		`handoff_notifications_total{result="delivered"}`:                                          4,
+		`handoff_notifications_total{result="delivered"}`:                                          6,
 		`handoff_notifications_total{result="retry"}`:                                              0,
 		`handoff_notifications_total{result="failed"}`:                                             0,
 		`handoff_notification_outbox_pending`:                                                      0,
 		`handoff_notification_outbox_oldest_age_seconds`:                                           0,
-		`handoff_notification_delivery_seconds_count`:                                              4,
-		`handoff_time_to_resolve_seconds_count`:                                                    1,
-		`handoff_time_to_resolve_seconds_sum`:                                                      ttr,
+		`handoff_notification_delivery_seconds_count`:                                              6,
+		`handoff_time_to_resolve_seconds_count`:                                                    2,
+		`handoff_time_to_resolve_seconds_sum`:                                                      ttr + ttrE,
 		`handoff_human_handling_seconds_count`:                                                     1,
 		`handoff_human_handling_seconds_sum`:                                                       handling,
+		`handoff_settled_total{by="person"}`:                                                       2, // B and E
+		`handoff_settled_total{by="lookup"}`:                                                       0,
 	}
 	for _, le := range []float64{60, 900, 1800, 3600} {
 		in := func(v float64) float64 {
@@ -195,7 +221,8 @@ func TestRecoveryMetrics(t *testing.T) {
 			}
 			return 0
 		}
-		want[fmt.Sprintf(`handoff_time_to_resolve_seconds_bucket{le="%g"}`, le)] = in(ttr)
+		want[fmt.Sprintf(`handoff_time_to_resolve_seconds_bucket{le="%g"}`, le)] = in(ttr) + in(ttrE)
+		want[fmt.Sprintf(`handoff_human_handling_from_entry_seconds_bucket{le="%g"}`, le)] = in(ttr) + in(ttrE)
 		want[fmt.Sprintf(`handoff_human_handling_seconds_bucket{le="%g"}`, le)] = in(handling)
 	}
 	for k, v := range want {
@@ -210,7 +237,7 @@ func TestRecoveryMetrics(t *testing.T) {
 		}
 	}
 	// The scenario's own checks: B took 35 minutes, 25 of them in alice's hands.
-	if ttr != 35*60 || handling != 25*60 {
+	if ttr != 35*60 || handling != 25*60 || ttrE != 5*60 {
 		if !storetest.Postgres() { // on PostgreSQL the transitions use the database's clock
 			t.Errorf("time to resolve %v s, handling %v s; want 2100 and 1500", ttr, handling)
 		}

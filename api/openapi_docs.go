@@ -5,6 +5,10 @@ package api
 // A test fails when a route or tag has none.
 
 var routeDescriptions = map[string]string{
+	"whoami": "Answers who the credential is, as the server authenticated it: a workflow token's name and its one namespace, " +
+		"or a person's issuer, subject and role. Clients check a token with it before they act (handoff drill --url refuses a token outside the drill namespace).",
+	"recordDrillReceipt": "Records the receipt of a drill run against this Handoff (handoff drill --url): stored, shown on the Types page, " +
+		"and its SHA-256 chained into the audit trail as a drill_recorded event. A workflow token or an admin.",
 	"registerOperation": "Registers one side-effecting operation under its stable key and content fingerprint. " +
 		"201 for a new key; 200 with Idempotent-Replayed: true when the key exists with the same fingerprint (the stored result included once completed); " +
 		"422 fingerprint_mismatch when it exists with other content. With claim, the operation is claimed in the same change when it is claimable: " +

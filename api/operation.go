@@ -34,16 +34,19 @@ type operationJSON struct {
 	Approval               *approvalJSON   `json:"approval"`
 	ProviderKey            *string         `json:"provider_key"`
 	ProviderKeyFirstSentAt *time.Time      `json:"provider_key_first_sent_at"`
-	Attempts               int             `json:"attempts"`
-	Lease                  *leaseJSON      `json:"lease" doc:"the live lease, never its token"`
-	NextRetryAt            *time.Time      `json:"next_retry_at"`
-	Result                 *resultJSON     `json:"result"`
-	LastError              *errorJSON      `json:"last_error"`
-	Assignee               *string         `json:"assignee"`
-	Resolution             *resolutionJSON `json:"resolution"`
-	CreatedAt              time.Time       `json:"created_at"`
-	UpdatedAt              time.Time       `json:"updated_at"`
-	Links                  linksJSON       `json:"links"`
+	// ProviderKeyContentVersion is the content version the provider key was
+	// first sent with.
+	ProviderKeyContentVersion *int            `json:"provider_key_content_version" doc:"the content version the provider key was first sent with; null while it was not sent"`
+	Attempts                  int             `json:"attempts"`
+	Lease                     *leaseJSON      `json:"lease" doc:"the live lease, never its token"`
+	NextRetryAt               *time.Time      `json:"next_retry_at"`
+	Result                    *resultJSON     `json:"result"`
+	LastError                 *errorJSON      `json:"last_error"`
+	Assignee                  *string         `json:"assignee"`
+	Resolution                *resolutionJSON `json:"resolution"`
+	CreatedAt                 time.Time       `json:"created_at"`
+	UpdatedAt                 time.Time       `json:"updated_at"`
+	Links                     linksJSON       `json:"links"`
 }
 
 type approvalJSON struct {
@@ -89,9 +92,10 @@ func toOperation(op domain.Operation, withContent bool) *operationJSON {
 		CausedBy: str(op.CausedBy), Supersedes: str(op.Supersedes), SupersededBy: str(op.SupersededBy),
 		Fingerprint: op.Fingerprint, ContentVersion: op.ContentVersion, ContentSHA256: op.ContentSHA256,
 		ProviderKey: str(op.ProviderKey), ProviderKeyFirstSentAt: utcp(op.ProviderKeyFirstSentAt),
-		Attempts: op.Attempts, NextRetryAt: utcp(op.NextRetryAt), Result: toResult(op.Result),
+		ProviderKeyContentVersion: sentVersion(op),
+		Attempts:                  op.Attempts, NextRetryAt: utcp(op.NextRetryAt), Result: toResult(op.Result),
 		Assignee: str(op.Assignee), CreatedAt: op.CreatedAt.UTC(), UpdatedAt: op.UpdatedAt.UTC(),
-		Links: linksJSON{Self: "/v1/operations/" + op.ID, Desk: "/desk/operations/" + op.ID},
+		Links: linksJSON{Self: "/v1/operations/" + op.ID, Desk: domain.DeskPath(op.ID)},
 	}
 	if withContent {
 		o.Content = op.Content // empty once purged: omitted
@@ -175,4 +179,14 @@ func (s *server) listOperations(c *gin.Context) {
 		return
 	}
 	s.render(c, 200, operationList{Items: toOperations(ops), NextCursor: str(next)})
+}
+
+// sentVersion is the content version the provider key was first sent
+// with, nil while it was not sent (or was sent before that was recorded).
+func sentVersion(op domain.Operation) *int {
+	if op.ProviderKeyFirstSentAt == nil || op.ProviderKeySentVersion == 0 {
+		return nil
+	}
+	v := op.ProviderKeySentVersion
+	return &v
 }

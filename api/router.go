@@ -30,20 +30,32 @@ type Config struct {
 	BodyLimit int64
 	// Registry receives the HTTP metrics and is served at /metrics. nil: a
 	// fresh registry with the Go and process collectors and the recovery
-	// metrics (NewRecovery); a caller that passes one registers those itself.
+	// metrics (NewRecovery), which then observe a ledger that has no
+	// Observer; a caller that passes one registers and wires those itself.
 	Registry *prometheus.Registry
 	// TrustedProxies are the addresses (CIDRs) whose X-Forwarded-For is
 	// believed for the client address. Empty: none, the peer is the client.
 	TrustedProxies []string
 	// Now is the clock for relative filters such as older_than.
 	Now func() time.Time
+	// ExportChunkTimeout is how long one chunk of an audit export waits for
+	// a reader that does not read; 0 means DefaultExportChunkTimeout.
+	ExportChunkTimeout time.Duration
 }
+
+// DefaultExportChunkTimeout bounds each write of an audit export: the
+// export as a whole may take as long as it needs, a reader that stops
+// reading is cut off like any slow client.
+const DefaultExportChunkTimeout = 30 * time.Second
 
 // New builds the API's gin engine from the route table.
 func New(cfg Config) (*gin.Engine, error) {
 	gin.SetMode(gin.ReleaseMode)
 	s := &server{ledger: cfg.Ledger, auth: cfg.Auth, ready: cfg.Ready, log: cfg.Logger,
-		bodyLimit: cfg.BodyLimit, now: cfg.Now}
+		bodyLimit: cfg.BodyLimit, now: cfg.Now, exportChunkTimeout: cfg.ExportChunkTimeout}
+	if s.exportChunkTimeout <= 0 {
+		s.exportChunkTimeout = DefaultExportChunkTimeout
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -58,9 +70,11 @@ func New(cfg Config) (*gin.Engine, error) {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		if cfg.Ledger != nil && cfg.Ledger.Observer == nil {
-			if _, err := NewRecovery(reg, cfg.Ledger); err != nil {
+			r, err := NewRecovery(reg, cfg.Ledger.Store)
+			if err != nil {
 				return nil, fmt.Errorf("recovery metrics: %w", err)
 			}
+			cfg.Ledger.Observer, cfg.Ledger.Events = r, r
 		}
 	}
 	m, err := newMetrics(reg)

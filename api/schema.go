@@ -84,7 +84,7 @@ var enumValues = map[string][]string{
 	"batch_outcomes": {domain.BatchWouldApply, domain.BatchApplied, domain.BatchSkipped},
 	"actor_kinds":    names(domain.ActorKinds),
 	"roles":          names(domain.Roles),
-	"idempotency":    names([]domain.ProviderIdempotency{domain.IdempotencyNone, domain.IdempotencyKey, domain.IdempotencyKeyAndParams}),
+	"idempotency":    names([]domain.ProviderIdempotency{domain.IdempotencyNone, domain.IdempotencyKey, domain.IdempotencyKeyAndParams, domain.IdempotencyUnknown}),
 	"lookups":        names([]domain.LookupMethod{domain.LookupNone, domain.LookupAPI, domain.LookupManual}),
 	"refusals": names([]domain.ClaimRefusal{domain.RefusedCompleted, domain.RefusedInProgress, domain.RefusedRetryLater,
 		domain.RefusedAwaitingApproval, domain.RefusedHandedOff, domain.RefusedCancelled}),

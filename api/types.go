@@ -30,13 +30,17 @@ type cardJSON struct {
 	Lease                string    `json:"lease"`
 	Owner                *string   `json:"owner"`
 	Unverified           []string  `json:"unverified"`
-	RetryLayer           string    `json:"retry_layer" doc:"handoff or worker: the one layer that retries"`
+	RetryLayer           string    `json:"retry_layer" doc:"handoff, worker or none: the one layer that retries (none: nobody retries automatically)"`
 	ReconciliationOwner  *string   `json:"reconciliation_owner"`
 	IDRule               *string   `json:"id_rule" doc:"how the business key is made"`
+	AutomaticResend      bool      `json:"automatic_resend" doc:"whether Handoff ever re-sends automatically after begin (under a deduplicated provider key, by the system's policy)"`
+	AutomaticResendOff   *string   `json:"automatic_resend_off" doc:"why automatic re-sends after begin are off: retry layer, an unknown contract or an unverified statement about de-duplication"`
 	Drill                drillJSON `json:"drill"`
 	Receipts             *string   `json:"receipts" doc:"where drill receipts are written"`
 	Version              int       `json:"version" doc:"the card's version as recorded in the database; 0 before it is recorded"`
 	SHA256               string    `json:"sha256" doc:"hash of the recorded card; drill receipts name it"`
+
+	LookupAdapter *lookupAdapterJSON `json:"lookup_adapter" doc:"how Handoff looks an unknown outcome up itself; null without one"`
 }
 
 type drillJSON struct {
@@ -62,8 +66,11 @@ func toCard(c domain.Card) cardJSON {
 		Retryable: classes(c.Retryable), Terminal: classes(c.Terminal), Lease: duration(c.Lease),
 		Owner: str(c.Owner), Unverified: append([]string{}, c.Unverified...),
 		RetryLayer: c.Retrier().String(), ReconciliationOwner: str(c.ReconciliationOwner), IDRule: str(c.IDRule),
-		Drill:    drillJSON{Adapter: c.Drill.Adapter, Idempotency: c.DrillIdempotency(), Lookup: c.DrillLookup()},
-		Receipts: str(c.Receipts), Version: c.Version, SHA256: c.SHA256}
+		AutomaticResend:    c.DedupesByKey() && c.AutoResendOff() == "" && c.Retrier() == domain.RetryByHandoff,
+		AutomaticResendOff: str(c.AutoResendOff()),
+		Drill:              drillJSON{Adapter: c.Drill.Adapter, Idempotency: c.DrillIdempotency(), Lookup: c.DrillLookup()},
+		Receipts:           str(c.Receipts), Version: c.Version, SHA256: c.SHA256,
+		LookupAdapter: toLookupAdapter(c.LookupAdapter)}
 }
 
 func classes(cs []domain.ErrorClass) []string {

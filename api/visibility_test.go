@@ -43,6 +43,16 @@ func TestContract_ContentVisibleTo(t *testing.T) {
 			t.Errorf("%s: content_bytes %v", who, got["content_bytes"])
 		}
 	}
+	// The list's search never matches the content: not for the viewer,
+	// who may not read it, and through the key for everyone.
+	for who, q := range map[string]string{"vera": "ada%40example", "alice": "ada%40example", x.tok: "ada%40example"} {
+		if items := x.do("GET", "/v1/operations?q="+q, who, nil).ok(200)["items"].([]any); len(items) != 0 {
+			t.Errorf("%s: the search matches the content: %v", who, items)
+		}
+		if items := x.do("GET", "/v1/operations?q=task", who, nil).ok(200)["items"].([]any); len(items) != 1 {
+			t.Errorf("%s: the search by key finds %d operations", who, len(items))
+		}
+	}
 	for _, path := range []string{"/v1/events/ev-private", opPath(op, "timeline"), "/v1/operations?event_id=ev-private"} {
 		if raw := string(x.do("GET", path, "vera", nil).raw); strings.Contains(raw, "ada@example.com") {
 			t.Errorf("vera reads the content at %s: %s", path, raw)

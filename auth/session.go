@@ -36,6 +36,10 @@ const (
 // to within that minute.
 const touchEvery = time.Minute
 
+// MinIdleTimeout is the shortest idle timeout that can be honoured: with
+// activity recorded once a minute, a shorter one would end sessions in use.
+const MinIdleTimeout = touchEvery
+
 // NewSessions wires Sessions with the real clock and the default timeouts.
 func NewSessions(s domain.SessionStore, audit domain.SystemAuditor) *Sessions {
 	return &Sessions{Store: s, Audit: audit, IDs: &domain.IDSource{}, Now: time.Now,

@@ -170,6 +170,50 @@ func (t *Tokens) Create(ctx context.Context, namespace, name string) (string, do
 	return secret, tok, nil
 }
 
+// DrillIssuer is the issuer of the people drill credentials act as: no
+// identity provider's, so they are never mistaken for someone who signed in.
+const DrillIssuer = "handoff:drill-credential"
+
+// CreateDrillPerson makes a drill credential: a token that acts as a person
+// with role (operator or approver), for `handoff drill --url --operator-token
+// --approver-token` against a Handoff whose people sign in without bearer
+// tokens (the development sign-in). Two credentials are two people, so four
+// eyes hold between them. Only an admin issues one (the CLI, with the
+// database); it is audited like any token and revoked like one.
+func (t *Tokens) CreateDrillPerson(ctx context.Context, name string, role domain.Role) (string, domain.APIToken, error) {
+	if !tokenNameRE.MatchString(name) {
+		return "", domain.APIToken{}, domain.Invalid(domain.FieldError{Field: "name", Message: "must be 1-100 characters of a-z 0-9 . _ -"})
+	}
+	if role != domain.RoleOperator && role != domain.RoleApprover {
+		return "", domain.APIToken{}, domain.Invalid(domain.FieldError{Field: "role", Message: "a drill credential is an operator or an approver"})
+	}
+	secret := NewToken()
+	tok := domain.APIToken{ID: t.IDs.New("tok"), Name: name, PersonRole: role.String(), Hash: HashToken(secret), CreatedAt: t.Now().UTC()}
+	creator := t.Creator
+	if creator.Kind == (domain.ActorKind{}) {
+		creator = domain.System
+	}
+	e := domain.SystemEvent(ctx, t.IDs, tok.CreatedAt, creator, "token_created", "",
+		map[string]any{"token_id": tok.ID, "name": tok.Name, "drill_person_role": tok.PersonRole})
+	if err := t.Store.CreateToken(ctx, tok, e); err != nil {
+		return "", domain.APIToken{}, err
+	}
+	return secret, tok, nil
+}
+
+// drillPerson is the person a drill credential acts as: its own subject
+// under DrillIssuer, with the role it was issued for.
+func drillPerson(tok domain.APIToken) (domain.Actor, error) {
+	role, err := domain.ParseRole(tok.PersonRole)
+	if err != nil || (role != domain.RoleOperator && role != domain.RoleApprover) {
+		return domain.Actor{}, domain.Errorf(domain.EUnauthenticated, "the token is not valid")
+	}
+	// A drill credential is a person only inside the drill namespace: it
+	// may decide the drill's own operations and nothing of a real workflow's.
+	return domain.Actor{Kind: domain.ActorPerson, Name: "drill credential " + tok.Name, Issuer: DrillIssuer,
+		Subject: tok.ID, Role: role, Namespace: domain.DrillNamespace}, nil
+}
+
 // List returns every token, revoked ones included, without secrets.
 func (t *Tokens) List(ctx context.Context) ([]domain.APIToken, error) {
 	return t.Store.ListTokens(ctx)
@@ -214,6 +258,11 @@ func (t *Tokens) Authenticate(ctx context.Context, secret string) (domain.Actor,
 		_ = t.Store.TouchToken(ctx, tok.ID, now, now.Add(-tokenTouchEvery))
 	}
 	actor = domain.Actor{Kind: domain.ActorWorkflow, Name: tok.Name, Namespace: tok.Namespace}
+	if tok.PersonRole != "" {
+		if actor, err = drillPerson(tok); err != nil {
+			return domain.Actor{}, errBadToken()
+		}
+	}
 	t.remember(hash, actor, gen)
 	return actor, nil
 }

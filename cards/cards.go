@@ -114,13 +114,20 @@ type cardYAML struct {
 	Drill                drillYAML  `yaml:"drill"`
 	Receipts             string     `yaml:"receipts"`
 	ContentVisibleTo     string     `yaml:"content_visible_to"`
+
+	LookupAdapter       *lookupAdapterYAML `yaml:"lookup_adapter"`
+	KeyPattern          string             `yaml:"key_pattern"`
+	Twins               string             `yaml:"twins"`
+	ProviderConcurrency string             `yaml:"provider_concurrency"`
 }
 
 // destYAML is a notification destination; format defaults to standard.
 type destYAML struct {
-	URL       string `yaml:"url"`
-	SecretEnv string `yaml:"secret_env"`
-	Format    string `yaml:"format"`
+	URL               string `yaml:"url"`
+	SecretEnv         string `yaml:"secret_env"`
+	Format            string `yaml:"format"`
+	Unsigned          bool   `yaml:"unsigned"`
+	SeesHiddenContent bool   `yaml:"sees_hidden_content"`
 }
 
 func destinations(ds []destYAML) []domain.Destination {
@@ -129,7 +136,8 @@ func destinations(ds []destYAML) []domain.Destination {
 		if d.Format == "" {
 			d.Format = domain.FormatStandard
 		}
-		out = append(out, domain.Destination{URL: d.URL, SecretEnv: d.SecretEnv, Format: d.Format})
+		out = append(out, domain.Destination{URL: d.URL, SecretEnv: d.SecretEnv, Format: d.Format, Unsigned: d.Unsigned,
+			SeesHiddenContent: d.SeesHiddenContent})
 	}
 	return out
 }
@@ -212,6 +220,17 @@ func (y cardYAML) toDomain() (domain.Card, []domain.FieldError) {
 		NotifyIncludeData:   y.NotifyIncludeData,
 		ReconciliationOwner: y.ReconciliationOwner, IDRule: y.IDRule, Receipts: y.Receipts,
 		Drill: domain.DrillSettings{Adapter: y.Drill.Adapter, Idempotency: y.Drill.Idempotency, Lookup: y.Drill.Lookup}}
+	var adapterErrs []domain.FieldError
+	c.LookupAdapter, adapterErrs = y.LookupAdapter.toDomain()
+	errs = append(errs, adapterErrs...)
+	c.KeyPattern, c.ProviderConcurrency = y.KeyPattern, y.ProviderConcurrency
+	switch y.Twins {
+	case "", "hold":
+	case "allow":
+		c.TwinsAllowed = true
+	default:
+		errs = append(errs, domain.FieldError{Field: "twins", Message: "must be hold or allow"})
+	}
 	if y.RetryLayer == "" {
 		y.RetryLayer = "handoff"
 	}

@@ -90,8 +90,22 @@ func TestLoad_ErrorsNameFileCardAndField(t *testing.T) {
 		{"bad drill lookup", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, drill: {adapter: sandbox, lookup: maybe}}", `card "a.b": drill.lookup must be none, authoritative or unsure`},
 		{"bad drill idempotency", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, drill: {adapter: sandbox, idempotency: twice}}", `card "a.b": drill.idempotency must be`},
 		{"no name", "- {provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}}", `card 1: name must be`},
+		{"bad key_pattern", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, key_pattern: '^evt_(['}", `card "a.b": key_pattern must be a regular expression`},
+		{"bad twins", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, twins: sometimes}", `card "a.b": twins must be hold or allow`},
+		{"bad provider_concurrency", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, provider_concurrency: maybe}", `card "a.b": provider_concurrency must be serialises, rejects or unknown`},
+		{"bad provider_idempotency", "- {name: a.b, provider: p, provider_idempotency: sometimes, retry: {max_attempts: 1, backoff: 1s}}", `card "a.b": provider_idempotency`},
 		{"content_visible_to unknown role", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, content_visible_to: root}",
 			`card "a.b": content_visible_to must be a role`},
+		{"unsigned with a secret", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, notify: [{url: 'https://h.example.com', secret_env: S, unsigned: true}]}",
+			`card "a.b": notify[0].unsigned cannot be true with a secret_env`},
+		// notify_include_data must not send what content_visible_to hides
+		// to a destination not marked as allowed to read it.
+		{"hidden content to a destination", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, notify_include_data: true, content_visible_to: operator, notify: [{url: 'https://h.example.com', secret_env: S}, {url: 'https://ok.example.com', secret_env: S, sees_hidden_content: true}]}",
+			`card "a.b": notify[0].sees_hidden_content must be true: notify_include_data would send it content that content_visible_to: operator hides`},
+		{"hidden content to an escalation", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, notify_include_data: true, content_visible_to: approver, escalate_after: 1m, escalate: [{url: 'https://p.example.com', format: slack}]}",
+			`card "a.b": escalate[0].sees_hidden_content must be true`},
+		{"hidden content to notify_url", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, notify_include_data: true, content_visible_to: operator, notify_url: 'https://h.example.com'}",
+			`card "a.b": notify_include_data would send content that content_visible_to: operator hides`},
 		// What `handoff cards check` prints when a provider key could pick the link's host.
 		{"lookup_url host placeholder", "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, lookup: manual, lookup_url: 'https://{provider_key}'}",
 			`card "a.b": lookup_url may use {provider_key} only in the path or the query, not in the scheme, host or port: there a workflow's provider key could choose where the desk's link points`},
@@ -156,5 +170,26 @@ func TestNotifyFields(t *testing.T) {
 	}
 	if d := cs["e.f"].Destinations(); len(d) != 1 || d[0].URL != "https://default.example.com/" || d[0].SecretEnv != "HANDOFF_NOTIFY_SECRET" {
 		t.Fatalf("e.f: %+v", d)
+	}
+}
+
+// TestLoad_DuplicatePathFields: retry_layer none, provider_idempotency
+// unknown (no retention needed), key_pattern, twins and
+// provider_concurrency are read.
+func TestLoad_DuplicatePathFields(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "types.yaml")
+	yaml := "- {name: a.b, provider: p, provider_idempotency: unknown, retry: {max_attempts: 2, backoff: 1s}, retry_layer: none, " +
+		"key_pattern: '^evt_[0-9]+:a$', twins: allow, provider_concurrency: rejects}"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := cards.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cs["a.b"]
+	if c.Retrier() != domain.RetryByNobody || c.ProviderIdempotency != domain.IdempotencyUnknown || !c.TwinsAllowed ||
+		c.Concurrency() != domain.ConcurrencyRejects || !c.KeyMatches("evt_1:a") || c.KeyMatches("evt_x:a") || c.AutoResendOff() == "" {
+		t.Fatalf("card: %+v", c)
 	}
 }

@@ -35,7 +35,7 @@ func served(t *testing.T) map[string]bool {
 	names := map[string]bool{}
 	l := domain.NewLedger(storetest.New(t), domain.Cards{})
 	rec := &recorder{}
-	if _, err := api.NewRecovery(rec, l); err != nil {
+	if _, err := api.NewRecovery(rec, l.Store); err != nil {
 		t.Fatal(err)
 	}
 	descs := make(chan *prometheus.Desc, 100)

@@ -178,6 +178,12 @@ func (l *Ledger) Batch(ctx context.Context, actor Actor, b Batch) (BatchResult, 
 	}
 	res := BatchResult{ID: l.IDs.New("bat"), Preview: b.Preview, Items: make([]BatchItemResult, 0, len(b.Items))}
 	ctx = withBatch(ctx, res.ID)
+	if !b.Preview {
+		// Once applying, the batch finishes and is kept whatever its
+		// caller does: a client that goes away half way must not leave
+		// some items decided and no record of which.
+		ctx = context.WithoutCancel(ctx)
+	}
 	var seen loaded
 	if b.Preview {
 		var err error
@@ -250,7 +256,7 @@ func (l *Ledger) loadItems(ctx context.Context, items []BatchItem) (loaded, erro
 func (l *Ledger) previewItem(ctx context.Context, actor Actor, it BatchItem, b Batch, seen loaded) (BatchItemResult, error) {
 	r, cmd := BatchItemResult{ID: it.ID}, b.command(it)
 	op, ok := seen.ops[it.ID]
-	if !ok {
+	if !ok || actor.Namespace != "" && op.Namespace != actor.Namespace {
 		return skipped(r, Errorf(ENotFound, "no such operation")), nil
 	}
 	now := seen.now

@@ -27,11 +27,7 @@ type BatchKeeper interface {
 // keepBatch stores an applied batch's record. A failure to keep it is
 // returned on the result, not as the batch's error: its decisions stand.
 func (l *Ledger) keepBatch(ctx context.Context, actor Actor, b Batch, res *BatchResult) {
-	k, ok := l.Store.(BatchKeeper)
-	if !ok {
-		return
-	}
-	res.KeepError = k.KeepBatch(ctx, BatchRecord{Batch: b, By: actor, At: l.Now().UTC(), Result: *res})
+	res.KeepError = l.Store.KeepBatch(ctx, BatchRecord{Batch: b, By: actor, At: l.Now().UTC(), Result: *res})
 	res.Kept = res.KeepError == nil
 }
 
@@ -44,9 +40,5 @@ func (l *Ledger) KeptBatch(ctx context.Context, actor Actor, id string) (BatchRe
 	if err := checkID(id, "batch"); err != nil {
 		return BatchRecord{}, err
 	}
-	k, ok := l.Store.(BatchKeeper)
-	if !ok {
-		return BatchRecord{}, Errorf(ENotFound, "batch %s is not kept here", id)
-	}
-	return k.KeptBatch(ctx, id)
+	return l.Store.KeptBatch(ctx, id)
 }

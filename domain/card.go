@@ -18,13 +18,17 @@ var (
 	IdempotencyNone         = ProviderIdempotency{"none"}
 	IdempotencyKey          = ProviderIdempotency{"key"}
 	IdempotencyKeyAndParams = ProviderIdempotency{"key_and_params"}
+	// IdempotencyUnknown: nobody has established what the provider does
+	// with a repeated key. An unknown contract is not a safe one: nothing
+	// is re-sent automatically after begin.
+	IdempotencyUnknown = ProviderIdempotency{"unknown"}
 )
 
 func (p ProviderIdempotency) String() string { return p.s }
 
 // ParseProviderIdempotency reads a provider idempotency kind.
 func ParseProviderIdempotency(v string) (ProviderIdempotency, error) {
-	return parse(v, []ProviderIdempotency{IdempotencyNone, IdempotencyKey, IdempotencyKeyAndParams}, "provider_idempotency")
+	return parse(v, []ProviderIdempotency{IdempotencyNone, IdempotencyKey, IdempotencyKeyAndParams, IdempotencyUnknown}, "provider_idempotency")
 }
 
 // LookupMethod says how a result can be looked up at the provider.
@@ -92,6 +96,17 @@ type Card struct {
 	Drill               DrillSettings
 	Receipts            string
 
+	// LookupAdapter, if set, is how Handoff looks an unknown outcome up at
+	// the provider itself before a person is asked (see lookup_adapter.go).
+	LookupAdapter *LookupAdapter
+	// KeyPattern is a regexp every key of the type must match (IDRule is
+	// its prose); "" for none. TwinsAllowed lets the same content run under
+	// another key while one is unresolved (a daily digest); ProviderConcurrency
+	// is how the provider treats concurrent requests under one key.
+	KeyPattern          string
+	TwinsAllowed        bool
+	ProviderConcurrency string
+
 	// Version and SHA256 identify the card as recorded in the database;
 	// set by the wiring once the cards are synced, empty before.
 	Version int
@@ -108,13 +123,16 @@ var (
 	// RetryByWorker: the worker retries inside its call to the provider;
 	// Handoff only records the attempt's outcome.
 	RetryByWorker = RetryLayer{"worker"}
+	// RetryByNobody: nobody retries automatically; every failure that
+	// would be retried waits for a person.
+	RetryByNobody = RetryLayer{"none"}
 )
 
 func (r RetryLayer) String() string { return r.s }
 
 // ParseRetryLayer reads a retry layer.
 func ParseRetryLayer(v string) (RetryLayer, error) {
-	return parse(v, []RetryLayer{RetryByHandoff, RetryByWorker}, "retry_layer")
+	return parse(v, []RetryLayer{RetryByHandoff, RetryByWorker, RetryByNobody}, "retry_layer")
 }
 
 // Retrier is the card's retry layer; Handoff when the card names none.
@@ -175,9 +193,9 @@ func (c Card) Validate() []FieldError {
 		bad("provider", "is required")
 	}
 	if c.ProviderIdempotency == (ProviderIdempotency{}) {
-		bad("provider_idempotency", "must be none, key or key_and_params")
+		bad("provider_idempotency", "must be none, key, key_and_params or unknown")
 	}
-	if c.ProviderIdempotency != IdempotencyNone && c.ProviderIdempotency != (ProviderIdempotency{}) && c.ProviderKeyRetention <= 0 {
+	if c.DedupesByKey() && c.ProviderKeyRetention <= 0 {
 		bad("provider_key_retention", "is required when the provider deduplicates by key")
 	}
 	if c.ProviderKeyRetention < 0 {
@@ -223,12 +241,13 @@ func (c Card) Validate() []FieldError {
 	}
 	if c.Drill.Idempotency != "" {
 		if _, err := ParseProviderIdempotency(c.Drill.Idempotency); err != nil {
-			bad("drill.idempotency", "must be none, key or key_and_params")
+			bad("drill.idempotency", "must be none, key, key_and_params or unknown")
 		}
 	}
 	if c.Drill.Lookup != "" && c.Drill.Lookup != "none" && c.Drill.Lookup != "authoritative" && c.Drill.Lookup != "unsure" {
 		bad("drill.lookup", "must be none, authoritative or unsure")
 	}
+	errs = append(errs, c.validateKeyRules()...)
 	if c.NotifyURL != "" {
 		u, err := url.Parse(c.NotifyURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -244,8 +263,23 @@ func (c Card) Validate() []FieldError {
 	for i, d := range c.Escalate {
 		errs = append(errs, d.validate(fmt.Sprintf("escalate[%d]", i))...)
 	}
+	if c.NotifyIncludeData && c.NotifyURL != "" && c.hidesContentFromViewers() {
+		bad("notify_include_data", "would send content that content_visible_to: %s hides; list the destinations under notify, "+
+			"each with sees_hidden_content: true", c.ContentVisibleTo)
+	}
+	for field, ds := range map[string][]Destination{"notify": c.Notify, "escalate": c.Escalate} {
+		for i, d := range ds {
+			if c.SendsHiddenContent(d) {
+				bad(fmt.Sprintf("%s[%d].sees_hidden_content", field, i), "must be true: notify_include_data would send it "+
+					"content that content_visible_to: %s hides", c.ContentVisibleTo)
+			}
+		}
+	}
 	if c.EscalateAfter < 0 {
 		bad("escalate_after", "must not be negative")
+	}
+	if c.LookupAdapter != nil {
+		errs = append(errs, c.LookupAdapter.validate(c)...)
 	}
 	if len(c.Escalate) > 0 && c.EscalateAfter == 0 {
 		bad("escalate_after", "is required when escalate lists destinations")
@@ -262,6 +296,9 @@ func (d Destination) validate(field string) []FieldError {
 	}
 	if d.SecretEnv != "" && !envNameRE.MatchString(d.SecretEnv) {
 		errs = append(errs, FieldError{field + ".secret_env", "must name an environment variable"})
+	}
+	if d.Unsigned && d.SecretEnv != "" {
+		errs = append(errs, FieldError{field + ".unsigned", "cannot be true with a secret_env"})
 	}
 	if d.Format != FormatStandard && d.Format != FormatSlack {
 		errs = append(errs, FieldError{field + ".format", "must be standard or slack"})
@@ -286,7 +323,7 @@ func (c Card) ResendSafe(firstSent *time.Time, now time.Time) bool {
 // until then a re-send under it is deduplicated. ok is false when the
 // provider does not deduplicate by key or nothing was sent.
 func (c Card) DedupUntil(firstSent *time.Time) (until time.Time, ok bool) {
-	if c.ProviderIdempotency == IdempotencyNone || firstSent == nil || c.ProviderKeyRetention <= 0 {
+	if !c.DedupesByKey() || firstSent == nil || c.ProviderKeyRetention <= 0 {
 		return time.Time{}, false
 	}
 	return firstSent.Add(c.ProviderKeyRetention), true
@@ -373,8 +410,11 @@ func (cs Cards) narrowToProvider(q *ListQuery, provider string) bool {
 // earlier attempt may have reached it. "" when a retry cannot duplicate.
 // The desk asks the person to confirm this risk before retrying.
 func (c Card) RetryRisk(op Operation) string {
-	if c.ProviderIdempotency != IdempotencyNone || op.ProviderKeyFirstSentAt == nil {
+	if c.DedupesByKey() || op.ProviderKeyFirstSentAt == nil {
 		return ""
+	}
+	if c.ProviderIdempotency == IdempotencyUnknown {
+		return "Nobody has established whether " + c.Provider + " deduplicates, so if the earlier attempt reached it, a retry may do it twice."
 	}
 	return c.Provider + " does not deduplicate, so if the earlier attempt reached it, a retry does it twice."
 }

@@ -22,9 +22,5 @@ func (l *Ledger) PurgeContent(ctx context.Context, retention time.Duration, limi
 	if retention <= 0 {
 		return 0, nil
 	}
-	s, ok := l.Store.(ContentStore)
-	if !ok {
-		return 0, Errorf(EInternal, "the ledger's store cannot purge content")
-	}
-	return s.PurgeContent(ctx, l.Now().Add(-retention), limit)
+	return l.Store.PurgeContent(ctx, l.Now().Add(-retention), limit)
 }

@@ -1,5 +1,7 @@
 package domain
 
+import "sort"
+
 // A card may keep its content from people below a role
 // (content_visible_to): they see the content's hash and size, never the
 // content, its versions or the result data — on the desk and through the
@@ -32,4 +34,26 @@ func hideVersions(vs []ContentVersion) {
 	for i := range vs {
 		vs[i].Hidden, vs[i].Bytes, vs[i].Content = true, len(vs[i].Content), nil
 	}
+}
+
+// hideContentFromSearch keeps a search by actor from matching the content
+// of the types whose content actor may not read.
+func (cs Cards) hideContentFromSearch(actor Actor, q *ListQuery) {
+	q.ContentHiddenTypes = nil
+	for name, c := range cs {
+		if !c.MayReadContent(actor) {
+			q.ContentHiddenTypes = append(q.ContentHiddenTypes, name)
+		}
+	}
+	sort.Strings(q.ContentHiddenTypes) // one SQL text per set of types
+}
+
+// hidesContentFromViewers reports whether the card keeps its content from
+// viewers.
+func (c Card) hidesContentFromViewers() bool { return !RoleViewer.AtLeast(c.ContentVisibleTo) }
+
+// SendsHiddenContent reports whether notifications to d would carry content
+// the card hides from viewers to a receiver not marked as allowed to read it.
+func (c Card) SendsHiddenContent(d Destination) bool {
+	return c.NotifyIncludeData && c.hidesContentFromViewers() && !d.SeesHiddenContent
 }

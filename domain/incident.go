@@ -64,11 +64,7 @@ func (l *Ledger) DeskIncidents(ctx context.Context, actor Actor) ([]Incident, er
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return nil, err
 	}
-	is, ok := l.Store.(IncidentStore)
-	if !ok {
-		return nil, Errorf(EInternal, "this store cannot group the desk")
-	}
-	sigs, err := is.DeskSignatures(ctx)
+	sigs, err := l.Store.DeskSignatures(ctx)
 	if err != nil {
 		return nil, err
 	}

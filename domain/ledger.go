@@ -3,6 +3,7 @@ package domain
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 )
@@ -11,7 +12,7 @@ import (
 // decides with the pure transition function and hands the change to the
 // Store; it never talks HTTP or SQL.
 type Ledger struct {
-	Store Store
+	Store LedgerStore
 	Cards Cards
 	IDs   *IDSource
 	// Now is the clock for new operations; transitions of existing ones use
@@ -22,22 +23,42 @@ type Ledger struct {
 	// Drills reads the stored drill receipts for the Types page; nil when
 	// the wiring tracks none.
 	Drills DrillReader
+	// DrillLog records the receipts drills send (RecordDrill); nil when the
+	// wiring keeps none.
+	DrillLog DrillWriter
 	// Observer, if set, is told of every change the Ledger wrote.
 	Observer ChangeObserver
+	// Looker makes the desk's "Look up now" lookups; nil: not offered.
+	Looker LookupRunner
+	// Events, if set, is told of every event received for the first time
+	// (a redelivery is not counted again).
+	Events EventObserver
+	// Log, if set, gets one line per written change (ledger_log.go).
+	Log *slog.Logger
+	// KeyPII is what a key, event ID or correlation ID holding personal
+	// data gets; the zero value refuses.
+	KeyPII PIIGuard
 }
 
 // ChangeObserver is told of each change after it was written: the recovery
 // metrics count desk entries, resolutions, attempts and effects from it.
 type ChangeObserver interface{ Observe(Change) }
 
+// EventObserver is told of each incoming event recorded for the first time.
+type EventObserver interface{ ObserveEvent(Event) }
+
 func (l *Ledger) observe(ch Change) {
-	if l.Observer != nil && !ch.Unchanged {
+	if ch.Unchanged {
+		return
+	}
+	if l.Observer != nil {
 		l.Observer.Observe(ch)
 	}
+	l.logChange(ch)
 }
 
 // NewLedger wires a ledger with the real clock and randomness.
-func NewLedger(s Store, cards Cards) *Ledger {
+func NewLedger(s LedgerStore, cards Cards) *Ledger {
 	return &Ledger{Store: s, Cards: cards, IDs: &IDSource{}, Now: time.Now, Jitter: rand.Float64,
 		MaxCausationDepth: MaxCausationDepth}
 }
@@ -65,12 +86,9 @@ func (l *Ledger) env(ctx context.Context, card Card, actor Actor, now time.Time)
 }
 
 // scope is the namespace an actor may see: a workflow its own, a person all.
-func scope(a Actor) string {
-	if a.Kind == ActorWorkflow {
-		return a.Namespace
-	}
-	return ""
-}
+// A person has no namespace and sees every one, except a drill credential,
+// which is a person bound to the drill namespace.
+func scope(a Actor) string { return a.Namespace }
 
 // requireWorkflow refuses worker-protocol calls from anyone but a workflow.
 func requireWorkflow(a Actor) error {
@@ -153,11 +171,7 @@ func (l *Ledger) mutateLeased(ctx context.Context, actor Actor, id string, cmd C
 	default:
 		return Change{}, false, nil
 	}
-	lc, ok := l.Store.(LeaseCache)
-	if !ok {
-		return Change{}, false, nil
-	}
-	op, now, ok := lc.Leased(id, token)
+	op, now, ok := l.Store.Leased(id, token)
 	if !ok {
 		return Change{}, false, nil
 	}
@@ -215,7 +229,7 @@ func (l *Ledger) Get(ctx context.Context, actor Actor, id string) (Operation, er
 
 // List pages through the operations the actor may see.
 func (l *Ledger) List(ctx context.Context, actor Actor, q ListQuery, provider string) ([]Operation, string, error) {
-	if actor.Kind == ActorWorkflow {
+	if actor.Namespace != "" { // a workflow, or a person bound to one namespace
 		if q.Namespace != "" && q.Namespace != actor.Namespace {
 			return nil, "", nil // another namespace: nothing, never a hint that it exists
 		}
@@ -227,6 +241,7 @@ func (l *Ledger) List(ctx context.Context, actor Actor, q ListQuery, provider st
 	if !l.Cards.narrowToProvider(&q, provider) {
 		return nil, "", nil // no type of that provider matches: nothing, rather than everything
 	}
+	l.Cards.hideContentFromSearch(actor, &q)
 	return l.Store.List(ctx, q)
 }
 

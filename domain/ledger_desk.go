@@ -7,7 +7,7 @@ import (
 
 // The desk's reads: what the people at the desk look at beyond one operation
 // — a summary of the desk, everything about one item in one call, the
-// approvals waiting. The audit trail across operations is AuditTrail.List.
+// approvals waiting. The audit trail across operations is audit.Trail.List.
 
 // DeskStore is what the desk reads from persistence beyond Store. The store
 // package implements it; the Ledger finds it on its Store.
@@ -83,11 +83,7 @@ func (l *Ledger) deskStore(actor Actor) (DeskStore, error) {
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return nil, err
 	}
-	ds, ok := l.Store.(DeskStore)
-	if !ok {
-		return nil, Errorf(EInternal, "this store cannot summarise the desk")
-	}
-	return ds, nil
+	return l.Store, nil
 }
 
 // DeskSummary is the overview: counts, ages, entries, the oldest item.
@@ -136,6 +132,8 @@ func (l *Ledger) DeskQueue(ctx context.Context, actor Actor, q ListQuery, provid
 	if !l.Cards.narrowToProvider(&q, provider) {
 		return nil, "", nil
 	}
+	q.AwaitingLookupOf = l.Cards.LookupTypes()
+	l.Cards.hideContentFromSearch(actor, &q)
 	return ds.DeskList(ctx, q)
 }
 

@@ -134,7 +134,7 @@ func (l *Ledger) reviserOf(ctx context.Context, actor Actor, id string, v int, e
 // taking the same item do not both believe it theirs.
 func sideline(ev AuditEvent, cmd Command) bool {
 	switch ev.Action {
-	case "noted":
+	case "noted", ActionLookupRun:
 		return true
 	case "assigned":
 		_, isAssign := cmd.(Assign)

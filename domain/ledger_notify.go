@@ -5,15 +5,6 @@ import (
 	"time"
 )
 
-// outbox returns the store's outbox, or an internal error.
-func (l *Ledger) outbox() (OutboxStore, error) {
-	ob, ok := l.Store.(OutboxStore)
-	if !ok {
-		return nil, Errorf(EInternal, "this store keeps no notifications")
-	}
-	return ob, nil
-}
-
 // Escalate escalates up to limit desk items left unassigned and unresolved
 // past their card's escalate_after, and reports how many it escalated. Safe
 // on every replica at once: each escalation is a compare-and-set.
@@ -27,11 +18,7 @@ func (l *Ledger) Escalate(ctx context.Context, limit int) (int, error) {
 	if len(after) == 0 {
 		return 0, nil
 	}
-	ob, err := l.outbox()
-	if err != nil {
-		return 0, err
-	}
-	ops, now, err := ob.EscalationDue(ctx, after, limit)
+	ops, now, err := l.Store.EscalationDue(ctx, after, limit)
 	if err != nil {
 		return 0, err
 	}
@@ -61,11 +48,7 @@ func (l *Ledger) Notifications(ctx context.Context, actor Actor, id string) ([]N
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return nil, err
 	}
-	ob, err := l.outbox()
-	if err != nil {
-		return nil, err
-	}
-	return ob.Notifications(ctx, id)
+	return l.Store.Notifications(ctx, id)
 }
 
 // NotificationDestinations lists every destination's delivery record.
@@ -73,11 +56,7 @@ func (l *Ledger) NotificationDestinations(ctx context.Context, actor Actor) ([]D
 	if err := requirePerson(actor, RoleAdmin); err != nil {
 		return nil, err
 	}
-	ob, err := l.outbox()
-	if err != nil {
-		return nil, err
-	}
-	return ob.NotificationDestinations(ctx)
+	return l.Store.NotificationDestinations(ctx)
 }
 
 // UndeliveredNotifications lists the latest notifications not delivered.
@@ -85,11 +64,7 @@ func (l *Ledger) UndeliveredNotifications(ctx context.Context, actor Actor, limi
 	if err := requirePerson(actor, RoleAdmin); err != nil {
 		return nil, err
 	}
-	ob, err := l.outbox()
-	if err != nil {
-		return nil, err
-	}
-	return ob.UndeliveredNotifications(ctx, limit)
+	return l.Store.UndeliveredNotifications(ctx, limit)
 }
 
 // ResendNotification sends a notification again, with the same id, and
@@ -101,13 +76,9 @@ func (l *Ledger) ResendNotification(ctx context.Context, actor Actor, id, reason
 	if errs := validReason("reason", reason); len(errs) > 0 {
 		return NotificationRecord{}, Invalid(errs...)
 	}
-	ob, err := l.outbox()
-	if err != nil {
-		return NotificationRecord{}, err
-	}
 	now := l.Now()
 	e := SystemEvent(ctx, l.IDs, now, actor, "notification_resent", reason, map[string]any{"notification_id": id})
-	return ob.Resend(ctx, id, now, e)
+	return l.Store.Resend(ctx, id, now, e)
 }
 
 // RecoveryStats reports the last days of recovery work for the overview.
@@ -115,9 +86,5 @@ func (l *Ledger) RecoveryStats(ctx context.Context, actor Actor, days int) (Reco
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return RecoveryStats{}, err
 	}
-	rs, ok := l.Store.(RecoveryStore)
-	if !ok {
-		return RecoveryStats{}, Errorf(EInternal, "this store keeps no recovery figures")
-	}
-	return rs.RecoveryStats(ctx, days)
+	return l.Store.RecoveryStats(ctx, days)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -13,10 +14,12 @@ type ClaimResult struct {
 	Operation Operation
 	Lease     Lease
 	Attempt   Attempt
+	// ProviderKeyUse says which provider key this attempt sends and why.
+	ProviderKeyUse string
 }
 
 func claimResult(ch Change) ClaimResult {
-	return ClaimResult{Operation: ch.Op, Lease: *ch.Op.Lease, Attempt: ch.Attempt.Attempt}
+	return ClaimResult{Operation: ch.Op, Lease: *ch.Op.Lease, Attempt: ch.Attempt.Attempt, ProviderKeyUse: ch.KeyUse}
 }
 
 // RegisterResult is the registered (or replayed) operation, and the claim
@@ -42,6 +45,9 @@ func (l *Ledger) Register(ctx context.Context, actor Actor, r Registration) (Reg
 	if err != nil {
 		return RegisterResult{}, err
 	}
+	if errs := l.identifierRules(r, card); len(errs) > 0 {
+		return RegisterResult{}, Invalid(errs...)
+	}
 	content, err := CanonicalObject(r.Content)
 	if err != nil {
 		return RegisterResult{}, Invalid(contentError("content", err))
@@ -52,6 +58,11 @@ func (l *Ledger) Register(ctx context.Context, actor Actor, r Registration) (Reg
 	loop, err := l.loopDetected(ctx, r)
 	if err != nil {
 		return RegisterResult{}, err
+	}
+	if !loop {
+		if r.held, err = l.hold(ctx, r, card, content); err != nil {
+			return RegisterResult{}, err
+		}
 	}
 	env := l.env(ctx, card, actor, l.Now())
 	ch, err := NewOperation(r, content, loop, env)
@@ -342,6 +353,9 @@ func (l *Ledger) RegisterEvent(ctx context.Context, actor Actor, r EventRegistra
 	if ev.Fingerprint != fp {
 		return EventResult{}, Errorf(EFingerprint, "event %q was delivered before with different actions", r.EventID)
 	}
+	if created && l.Events != nil {
+		l.Events.ObserveEvent(ev)
+	}
 	// Each registration is idempotent, so a redelivery after a crash midway
 	// registers whatever the first delivery did not.
 	res := EventResult{Event: ev, Created: created}
@@ -390,9 +404,11 @@ func (l *Ledger) eventRegistrations(actor Actor, r EventRegistration) ([]Registr
 			// leaves an event recorded without its operations.
 			return nil, "", Errorf(ETooLarge, "%scontent is %d bytes; the limit is %d", f, len(content), MaxContentBytes)
 		}
-		if _, err := l.Cards.Get(a.Type); err != nil && a.Type != "" {
+		card, err := l.Cards.Get(a.Type)
+		if err != nil && a.Type != "" {
 			return nil, "", err
 		}
+		errs = append(errs, eventIdentifierErrors(f, i, l.identifierRules(reg, card))...)
 		regs = append(regs, reg)
 		canon = append(canon, map[string]any{"action": a.Action, "type": a.Type, "content": json.RawMessage(content)})
 	}
@@ -466,7 +482,7 @@ func (l *Ledger) Sweep(ctx context.Context, limit int) (int, error) {
 			n++
 		}
 	}
-	if _, ok := l.Store.(OutboxStore); ok && n < limit {
+	if n < limit {
 		m, err := l.Escalate(ctx, limit-n)
 		return n + m, err
 	}
@@ -476,4 +492,22 @@ func (l *Ledger) Sweep(ctx context.Context, limit int) (int, error) {
 func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
+}
+
+// eventIdentifierErrors names the identifier problems of action i (field
+// prefix f) as the event's body has them: the event's own identifiers once,
+// at the top; the action's key as its action, unless the event ID alone is
+// what makes it personal.
+func eventIdentifierErrors(f string, i int, errs []FieldError) []FieldError {
+	var out []FieldError
+	eventID := slices.ContainsFunc(errs, func(e FieldError) bool { return e.Field == "event_id" })
+	for _, fe := range errs {
+		switch {
+		case fe.Field == "key" && !(eventID && strings.Contains(fe.Message, "personal data")):
+			out = append(out, FieldError{f + "action", fe.Message})
+		case (fe.Field == "event_id" || fe.Field == "correlation_id") && i == 0:
+			out = append(out, fe)
+		}
+	}
+	return out
 }

@@ -148,7 +148,7 @@ func (m *machine) settle(t *rapid.T) {
 	case before.State == domain.ActionPending && (s.Outcome == domain.OutcomeUnknown || class.LeavesDoubt()):
 		// invariant 4: doubt after begin, whatever the card calls the class;
 		// a guarded resend that runs out of retries is still a doubt
-		if !m.resendSafe() || exhausted {
+		if !m.autoResendAt(m.now) || exhausted {
 			want = domain.UnknownOutcome
 		} else {
 			want = domain.FailedRetryable
@@ -167,6 +167,10 @@ func (m *machine) settle(t *rapid.T) {
 	switch {
 	case !want.IsZero() && n.State != want:
 		t.Fatalf("%s, want %s", what, want)
+	case want.IsZero() && m.retryRefusal() != "" && (n.State != domain.FailedTerminal || n.LastError.Code != m.retryRefusal() || n.NextRetryAt != nil):
+		// invariant 8: the worker's SDK (or nobody) retries, never Handoff on top
+		t.Fatalf("%s, want failed_terminal with %s and no retry", what, m.retryRefusal())
+	case want.IsZero() && m.retryRefusal() != "":
 	case want.IsZero() && exhausted && (n.State != domain.FailedTerminal || n.LastError.Code != "retries_exhausted"):
 		t.Fatalf("%s, want failed_terminal with retries_exhausted", what)
 	case want.IsZero() && !exhausted && n.State != domain.FailedRetryable:
@@ -199,7 +203,7 @@ func (m *machine) reconcile(t *rapid.T) {
 	switch {
 	case r.Found:
 		want = domain.Completed
-	case m.card.LookupAuthoritative && exhausted:
+	case m.card.LookupAuthoritative && (exhausted || m.retryRefusal() != ""):
 		want = domain.FailedTerminal
 	case m.card.LookupAuthoritative:
 		want = domain.FailedRetryable
@@ -332,8 +336,23 @@ func (m *machine) approval(t *rapid.T) {
 		refusedWith(t, err, domain.EForbidden, "approval by the author")
 	default:
 		accepted(t, err, "approval")
+		if !reject && m.spentInDoubt(before) {
+			// invariant 9: the revision waits until a person knows whether
+			// the earlier content, sent under the old key, executed
+			want = domain.UnknownOutcome
+		}
 		if ch.Op.State != want {
 			t.Fatalf("approval → %s, want %s", ch.Op.State, want)
 		}
 	}
+}
+
+// spentInDoubt reports, as the model sees it, whether op's provider key was
+// sent with another content version on a provider that remembers keys,
+// and that send may have executed.
+func (m *machine) spentInDoubt(op domain.Operation) bool {
+	spent := op.ProviderKeyFirstSentAt != nil && op.ProviderKeySentVersion != op.ContentVersion &&
+		m.card.ProviderIdempotency != domain.IdempotencyNone
+	e := op.LastError
+	return spent && e != nil && (e.Code == domain.CodeResendGuarded || e.Code == "retention_expired" || e.Class.LeavesDoubt())
 }

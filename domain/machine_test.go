@@ -61,10 +61,12 @@ type machine struct {
 	sent         bool       // reached action_pending, and nothing since proved a re-send safe (invariant 3)
 	firstSent    *time.Time // first begin: the provider key's retention starts here
 	final        domain.State
-	runnable     []byte     // the approved snapshot a worker may run; nil while one awaits approval (invariant 7)
-	budget       int        // claims since registration or a person's retry
-	firstAttempt *time.Time // the first of them
-	guarded      bool       // retryable only under the provider's key retention
+	runnable     []byte            // the approved snapshot a worker may run; nil while one awaits approval (invariant 7)
+	budget       int               // claims since registration or a person's retry
+	firstAttempt *time.Time        // the first of them
+	guarded      bool              // retryable only under the provider's key retention
+	providerKey  string            // the current provider key; it changes only with its own event
+	keyContent   map[string]string // provider key → the content hash it was first sent with (invariant 9)
 }
 
 var (
@@ -86,7 +88,7 @@ func newMachine(t *rapid.T) *machine {
 	if !m.card.RequiresApproval {
 		m.runnable = []byte(fixtureContent)
 	}
-	m.first = ch.Op
+	m.first, m.providerKey, m.keyContent = ch.Op, ch.Op.ProviderKey, map[string]string{}
 	m.record(t, domain.Operation{}, r.Claim, ch) // from nothing: version 0, no state, no audit head
 	return m
 }
@@ -95,7 +97,11 @@ func drawCard(t *rapid.T) domain.Card {
 	c := testCard()
 	// rapid favours the front of a list: the deeper paths come first.
 	c.ProviderIdempotency = rapid.SampledFrom([]domain.ProviderIdempotency{
-		domain.IdempotencyKey, domain.IdempotencyNone, domain.IdempotencyKeyAndParams}).Draw(t, "provider_idempotency")
+		domain.IdempotencyKey, domain.IdempotencyNone, domain.IdempotencyKeyAndParams, domain.IdempotencyUnknown}).Draw(t, "provider_idempotency")
+	c.RetryLayer = rapid.SampledFrom([]domain.RetryLayer{domain.RetryByHandoff, domain.RetryByWorker, domain.RetryByNobody}).Draw(t, "retry_layer")
+	if rapid.IntRange(0, 4).Draw(t, "unverified") == 0 {
+		c.Unverified = []string{"Does the provider dedupe keys across accounts?"}
+	}
 	if c.ProviderIdempotency != domain.IdempotencyNone {
 		c.ProviderKeyRetention = rapid.SampledFrom([]time.Duration{24 * time.Hour, time.Minute, 10 * time.Minute}).Draw(t, "retention")
 	}
@@ -150,7 +156,7 @@ func (m *machine) catchUp(t *rapid.T) {
 		want = domain.UnknownOutcome
 	case expire && before.State == domain.Processing && (m.budget >= m.card.Retry.MaxAttempts || m.elapsedExhausted()):
 		want = domain.FailedTerminal // every worker died before begin: bounded too
-	case expire && before.State == domain.ActionPending && m.resendSafeAt(now) && !m.exhaustedAt(now):
+	case expire && before.State == domain.ActionPending && m.autoResendAt(now) && !m.exhaustedAt(now):
 		// The system policy: the provider deduplicates by key and still
 		// remembers this one, so a re-send is retried rather than asked.
 		want = domain.FailedRetryable
@@ -186,8 +192,28 @@ func (m *machine) elapsedExhausted() bool {
 func (m *machine) resendSafe() bool { return m.resendSafeAt(m.now) }
 
 func (m *machine) resendSafeAt(now time.Time) bool {
-	return m.card.ProviderIdempotency != domain.IdempotencyNone && m.firstSent != nil &&
-		now.Before(m.firstSent.Add(m.card.ProviderKeyRetention))
+	dedupes := m.card.ProviderIdempotency == domain.IdempotencyKey || m.card.ProviderIdempotency == domain.IdempotencyKeyAndParams
+	return dedupes && m.firstSent != nil && now.Before(m.firstSent.Add(m.card.ProviderKeyRetention))
+}
+
+// autoResendAt is resendSafeAt for the system's own re-send: only where
+// Handoff is the one retry layer (invariant 8) and the contract is known
+// (invariant 11).
+func (m *machine) autoResendAt(now time.Time) bool {
+	return m.resendSafeAt(now) && m.card.Retrier() == domain.RetryByHandoff &&
+		m.card.ProviderIdempotency != domain.IdempotencyUnknown && len(m.card.Unverified) == 0
+}
+
+// retryRefusal is the code a failure the card would retry gets when
+// another layer (or nobody) owns the retries, "" when Handoff does.
+func (m *machine) retryRefusal() string {
+	switch m.card.Retrier() {
+	case domain.RetryByWorker:
+		return domain.CodeWorkerRetriesExhausted
+	case domain.RetryByNobody:
+		return domain.CodeNoAutomaticRetry
+	}
+	return ""
 }
 
 // exhaustedAt is the card's attempt or elapsed-time limit, as the model counts.
@@ -253,6 +279,30 @@ func (m *machine) record(t *rapid.T, before domain.Operation, cmd domain.Command
 			m.firstAttempt = ptr(m.now)
 		}
 	}
+	if n.State == domain.FailedRetryable && before.State != domain.FailedRetryable && m.card.Retrier() != domain.RetryByHandoff {
+		// Invariant 8: only a person's re-send under the same key may put
+		// such a type back in line for a retry.
+		if r, ok := cmd.(domain.Resolve); !ok || r.Action != domain.ResolveResendSameKey {
+			t.Fatalf("%T scheduled a retry on a type whose retry layer is %s (invariant 8)", cmd, m.card.Retrier())
+		}
+	}
+	if n.ProviderKey != m.providerKey {
+		last := ch.Events[len(ch.Events)-1]
+		if last.Action != "provider_key_changed" || n.ProviderKey != domain.ProviderKeyForVersion(m.first.ProviderKey, n.ContentVersion) ||
+			n.ProviderKeyFirstSentAt != nil || n.State != domain.Received {
+			t.Fatalf("%T changed the provider key %s → %s without its own event (last %s) or to another key than v%d's",
+				cmd, m.providerKey, n.ProviderKey, last.Action, n.ContentVersion)
+		}
+		m.providerKey, m.firstSent = n.ProviderKey, nil
+	}
+	if n.State == domain.ActionPending && before.State != domain.ActionPending && m.card.ProviderIdempotency != domain.IdempotencyNone {
+		// Invariant 9: a provider that remembers keys never gets one with
+		// content other than the content it was first sent with.
+		if first, ok := m.keyContent[n.ProviderKey]; ok && first != n.ContentSHA256 {
+			t.Fatalf("executed content %s under provider key %s, first sent with content %s (invariant 9)", n.ContentSHA256, n.ProviderKey, first)
+		}
+		m.keyContent[n.ProviderKey] = n.ContentSHA256
+	}
 	if n.State == domain.ActionPending {
 		if entered := before.State != domain.ActionPending; entered && claimBegins(cmd) != (before.State != domain.Processing) {
 			t.Fatalf("%T reached action_pending from %s (a claim that begins: %v)", cmd, before.State, claimBegins(cmd))
@@ -273,14 +323,14 @@ func (m *machine) record(t *rapid.T, before domain.Operation, cmd domain.Command
 	case domain.Settle:
 		m.guarded = n.LastError != nil && n.LastError.Code == domain.CodeResendGuarded && n.State == domain.FailedRetryable
 		if before.State == domain.ActionPending && n.State == domain.FailedRetryable {
-			if proved := c.Outcome != domain.OutcomeUnknown && !errClass(c).LeavesDoubt(); !proved && !m.resendSafe() {
+			if proved := c.Outcome != domain.OutcomeUnknown && !errClass(c).LeavesDoubt(); !proved && !m.autoResendAt(m.now) {
 				t.Fatalf("settle %s/%s after begin re-opened the operation without proof (invariant 3)", c.Outcome, errClass(c))
 			}
 			m.sent = false
 		}
 	case domain.ExpireLease:
 		if before.State == domain.ActionPending && n.State != domain.UnknownOutcome {
-			if n.State != domain.FailedRetryable || !m.resendSafe() {
+			if n.State != domain.FailedRetryable || !m.autoResendAt(m.now) {
 				t.Fatalf("a lease that expired after begin led to %s without proof that re-sending is safe (invariant 3)", n.State)
 			}
 			m.sent, m.guarded = false, true
@@ -413,7 +463,7 @@ func (m *machine) check(t *rapid.T) {
 		t.Fatalf("attempts %d-%d first %v sent %v; model %d first %v sent %v", op.Attempts, op.RetryFrom,
 			op.FirstAttemptAt, op.ProviderKeyFirstSentAt, m.budget, m.firstAttempt, m.firstSent)
 	}
-	if op.ID != m.first.ID || op.Key != m.first.Key || op.Fingerprint != m.first.Fingerprint || op.ProviderKey != m.first.ProviderKey {
+	if op.ID != m.first.ID || op.Key != m.first.Key || op.Fingerprint != m.first.Fingerprint || op.ProviderKey != m.providerKey {
 		t.Fatalf("identity changed")
 	}
 }

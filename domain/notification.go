@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"net/url"
+	"slices"
 	"time"
 )
 
@@ -32,6 +32,36 @@ type Destination struct {
 	URL       string
 	SecretEnv string
 	Format    string
+	// Unsigned says the destination is meant to get unsigned deliveries
+	// (unsigned: true): without it a standard destination must have a
+	// secret, or Handoff does not start.
+	Unsigned bool
+	// SeesHiddenContent says the receiver may read content the card keeps
+	// from viewers (content_visible_to), which notify_include_data sends.
+	SeesHiddenContent bool
+}
+
+// MustSign reports whether deliveries to d must carry a signature: every
+// standard destination unless it says unsigned. A Slack incoming webhook
+// authenticates Handoff by its secret URL and reads no signature.
+func (d Destination) MustSign() bool { return d.Format == FormatStandard && !d.Unsigned }
+
+// AllDestinations are the card's destinations and its escalation's.
+func (c Card) AllDestinations() []Destination {
+	return append(slices.Clone(c.Destinations()), c.Escalate...)
+}
+
+// SendsUnsigned reports whether a card says deliveries to url go unsigned,
+// for the desk to mark the destination.
+func (cs Cards) SendsUnsigned(url string) bool {
+	for _, c := range cs {
+		for _, d := range c.AllDestinations() {
+			if d.URL == url && d.Unsigned {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Notification is one message due to one destination, decided by the
@@ -45,45 +75,47 @@ type Notification struct {
 	Type        string
 	Destination Destination
 	// Summary is the operation as the receiver sees it, frozen at the
-	// transition: NotificationSummary as JSON.
-	Summary   json.RawMessage
-	CreatedAt time.Time
+	// transition.
+	Summary NotificationSummary
+	// Unreadable is set by a store that could not read Summary back; the
+	// notification cannot be delivered.
+	Unreadable error
+	CreatedAt  time.Time
 }
 
-// NotificationSummary is what a notification says about its operation.
-// Content and result data appear only when the card opts in: they can hold
-// personal data.
+// NotificationSummary is what a notification says about its operation,
+// frozen at the transition. Content and result data appear only when the
+// card opts in: they can hold personal data. The notify package renders it
+// on the wire; the store keeps it in the outbox.
 type NotificationSummary struct {
-	ID          string          `json:"id"`
-	Key         string          `json:"key"`
-	Type        string          `json:"type"`
-	Namespace   string          `json:"namespace"`
-	State       string          `json:"state"`
-	Reason      string          `json:"reason"`
-	LastError   *NotifiedError  `json:"last_error"`
-	Attempts    int             `json:"attempts"`
-	Provider    string          `json:"provider"`
-	ProviderKey string          `json:"provider_key"`
-	AgeSeconds  int64           `json:"age_seconds"`
-	Assignee    string          `json:"assignee"`
-	DeskPath    string          `json:"desk_path"`
-	DeskURL     string          `json:"desk_url,omitempty"` // filled in at delivery, from the public base URL
-	Decision    string          `json:"decision,omitempty"`
-	DecidedBy   string          `json:"decided_by,omitempty"`
-	Content     json.RawMessage `json:"content,omitempty"`
-	ResultRef   string          `json:"result_ref,omitempty"`
-	ResultData  json.RawMessage `json:"result_data,omitempty"`
+	ID          string
+	Key         string
+	Type        string
+	Namespace   string
+	State       string
+	Reason      string
+	LastError   *NotifiedError
+	Attempts    int
+	Provider    string
+	ProviderKey string
+	AgeSeconds  int64
+	// EnteredDeskAt is when the operation last came to wait on a person.
+	EnteredDeskAt *time.Time
+	Assignee      string
+	DeskPath      string
+	Decision      string
+	DecidedBy     string
+	Content       json.RawMessage
+	ResultRef     string
+	ResultData    json.RawMessage
 }
 
 // NotifiedError is the last error as a notification carries it.
 type NotifiedError struct {
-	Class   string `json:"class"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Class   string
+	Code    string
+	Message string
 }
-
-// DeskPath is the desk page of an operation, relative to the public URL.
-func DeskPath(id string) string { return "/desk/operations/" + url.PathEscape(id) }
 
 // inDeskOrApproval is where an operation waits on a person.
 func inDeskOrApproval(s State) bool { return s.InDesk() || s == AwaitingApproval }
@@ -92,6 +124,8 @@ func inDeskOrApproval(s State) bool { return s.InDesk() || s == AwaitingApproval
 // put it there, or the step that did.
 func DeskReason(op Operation, action string) string {
 	switch {
+	case op.State == AwaitingApproval && heldForSecondExecution(op):
+		return op.LastError.Code
 	case op.State == AwaitingApproval && op.ContentVersion > 1 && op.ContentAuthor != "":
 		return "revised"
 	case op.State == AwaitingApproval:
@@ -113,6 +147,18 @@ func followUp(before Operation, ch *Change, env Env) {
 	}
 	wasIn, isIn := inDeskOrApproval(before.State) && !before.State.IsZero(), inDeskOrApproval(n.State)
 	moved := before.State != n.State
+	// An operation awaiting Handoff's own lookup has not been handed off:
+	// entering unknown_outcome on a card with an adapter starts no desk
+	// clock and announces nothing; the lookup's inconclusive end does both.
+	pending := AwaitingLookup(before, env.Card)
+	if pending {
+		wasIn = false
+		moved = moved || action == ActionLookupInconclusive
+	}
+	if moved && isIn && deferToLookup(before, *n, env) {
+		n.DeskEnteredAt, n.AssignedAt, n.EscalatedAt = nil, nil, nil
+		isIn = false
+	}
 	if wasIn && moved && env.Actor.Kind == ActorPerson {
 		decision := action
 		if n.Resolution != nil {
@@ -160,6 +206,9 @@ func notificationsFor(op Operation, typ, action, decision string, dests []Destin
 		Reason: DeskReason(op, action), Attempts: op.Attempts, Provider: env.Card.Provider, ProviderKey: op.ProviderKey,
 		AgeSeconds: int64(math.Max(0, env.Now.Sub(op.CreatedAt).Seconds())), Assignee: op.Assignee,
 		DeskPath: DeskPath(op.ID), Decision: decision}
+	if op.DeskEnteredAt != nil {
+		s.EnteredDeskAt = ptr(op.DeskEnteredAt.UTC())
+	}
 	if typ == NotifyResolved {
 		s.Reason = decision
 		if op.Resolution != nil {
@@ -177,11 +226,10 @@ func notificationsFor(op Operation, typ, action, decision string, dests []Destin
 			s.ResultRef, s.ResultData = op.Result.Ref, op.Result.Data
 		}
 	}
-	body, _ := json.Marshal(s)
 	out := make([]Notification, len(dests))
 	for i, d := range dests {
 		out[i] = Notification{ID: env.NewID("msg"), OperationID: op.ID, Namespace: op.Namespace, OpType: op.Type,
-			Type: typ, Destination: d, Summary: body, CreatedAt: env.Now}
+			Type: typ, Destination: d, Summary: s, CreatedAt: env.Now}
 	}
 	return out
 }
@@ -201,13 +249,19 @@ func (c Card) Destinations() []Destination {
 // WithDefaultNotify gives every card without destinations of its own the
 // default destination (HANDOFF_NOTIFY_URL). An empty url changes nothing.
 func (cs Cards) WithDefaultNotify(url string) Cards {
-	if url == "" {
+	return cs.WithDefaultDestination(Destination{URL: url, SecretEnv: DefaultNotifySecretEnv, Format: FormatStandard})
+}
+
+// WithDefaultDestination is WithDefaultNotify with the destination spelled
+// out (an unsigned default, HANDOFF_NOTIFY_UNSIGNED).
+func (cs Cards) WithDefaultDestination(d Destination) Cards {
+	if d.URL == "" {
 		return cs
 	}
 	out := make(Cards, len(cs))
 	for name, c := range cs {
 		if len(c.Destinations()) == 0 {
-			c.Notify = []Destination{{URL: url, SecretEnv: DefaultNotifySecretEnv, Format: FormatStandard}}
+			c.Notify = []Destination{d}
 		}
 		out[name] = c
 	}
@@ -417,6 +471,11 @@ type RecoveryStats struct {
 	P50, P90   time.Duration // time from desk entry to those resolutions
 	PerDay     []DayFlow     // oldest day first
 	ByAssignee []AssigneeLoad
+
+	// SettledByLookup are the outcomes Handoff settled by looking them up
+	// at the provider within the window (found, or an authoritative
+	// not-found re-sent): no person was asked.
+	SettledByLookup int
 }
 
 // DayFlow is one day's entries into the desk (or approval) and people's

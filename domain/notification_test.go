@@ -30,11 +30,7 @@ func decideOK(t *testing.T, op domain.Operation, cmd domain.Command, env domain.
 
 func summaryOf(t *testing.T, n domain.Notification) domain.NotificationSummary {
 	t.Helper()
-	var s domain.NotificationSummary
-	if err := json.Unmarshal(n.Summary, &s); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return n.Summary
 }
 
 // TestEnteringTheDeskNotifiesEveryDestination: a lease lost after begin puts
@@ -58,11 +54,12 @@ func TestEnteringTheDeskNotifiesEveryDestination(t *testing.T) {
 		s := summaryOf(t, n)
 		if s.State != "unknown_outcome" || s.Reason != "lease_expired" || s.Provider != "acme-crm" || s.Attempts != 3 ||
 			s.LastError == nil || s.LastError.Code != "lease_expired" || s.AgeSeconds != int64(leaseExpired.Sub(ch.Op.CreatedAt).Seconds()) ||
-			s.DeskPath != "/desk/operations/op_01TEST" || s.ProviderKey != ch.Op.ProviderKey {
+			s.DeskPath != "/desk/operations/op_01TEST" || s.ProviderKey != ch.Op.ProviderKey ||
+			s.EnteredDeskAt == nil || !s.EnteredDeskAt.Equal(*ch.Op.DeskEnteredAt) {
 			t.Fatalf("summary: %+v", s)
 		}
 		if s.Content != nil || s.ResultData != nil {
-			t.Fatalf("content sent without the card opting in: %s", n.Summary)
+			t.Fatalf("content sent without the card opting in: %+v", n.Summary)
 		}
 	}
 	if len(ids) != 2 {

@@ -38,6 +38,10 @@ type Operation struct {
 
 	ProviderKey            string
 	ProviderKeyFirstSentAt *time.Time
+	// ProviderKeySentVersion is the content version ProviderKey was first
+	// sent with; 0 while it was not sent (or was sent before this was
+	// kept). A key is never sent with other content (invariant 9).
+	ProviderKeySentVersion int
 
 	Attempts       int
 	RetryFrom      int        // attempts made before the last human retry; they do not count towards the card's limits
@@ -175,7 +179,7 @@ type Actor struct {
 	// Name is the token name for a workflow, the display name or email for a
 	// person, the component for the system.
 	Name      string
-	Namespace string // a workflow's only namespace; "" for people and the system
+	Namespace string // a workflow's only namespace; "" for people (but a drill credential) and the system
 	Issuer    string
 	Subject   string
 	Email     string

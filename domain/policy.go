@@ -21,8 +21,9 @@ func judgeError(card Card, op Operation, from State, asked Outcome, e ErrorInfo,
 		// The provider may have acted, whatever the card calls the class:
 		// a doubt after begin is never terminal (invariant 4). Re-sending is
 		// only safe when the provider deduplicates by key and still
-		// remembers this one.
-		if card.ResendSafe(op.ProviderKeyFirstSentAt, now) {
+		// remembers this one, the contract is known and Handoff is the
+		// layer that retries.
+		if card.autoResendSafe(op, now) {
 			return settleVerdict{state: FailedRetryable, code: CodeResendGuarded}
 		}
 		return settleVerdict{state: UnknownOutcome}

@@ -22,6 +22,10 @@ type Registration struct {
 	Supersedes    string
 	ProviderKey   string
 	Claim         *Claim
+
+	// held is set by the Ledger when the registration must wait for a
+	// person (twin.go): it is registered awaiting approval with this error.
+	held *ErrorInfo
 }
 
 var keyRE = regexp.MustCompile(`^[A-Za-z0-9._:/@+=-]{1,255}$`)
@@ -126,6 +130,9 @@ func NewOperation(r Registration, content []byte, loop bool, env Env) (Change, e
 		to = FailedTerminal
 		op.LastError = &ErrorInfo{Class: ClassConfig, Code: CodeLoopDetected,
 			Message: "the caused_by chain repeats an operation type or is too deep"}
+	case r.held != nil:
+		to = AwaitingApproval
+		op.LastError = r.held
 	case env.Card.RequiresApproval:
 		to = AwaitingApproval
 	}
@@ -135,7 +142,7 @@ func NewOperation(r Registration, content []byte, loop bool, env Env) (Change, e
 	ch.Content = &ContentChange{New: true, Version: ContentVersion{OperationID: op.ID, Version: 1,
 		Content: content, SHA256: op.ContentSHA256, CreatedAt: env.Now}}
 	ch.Events[0].Detail = detail(map[string]any{"fingerprint": op.Fingerprint, "content_sha256": op.ContentSHA256,
-		"event_id": r.EventID, "caused_by": r.CausedBy, "supersedes": r.Supersedes})
+		"event_id": r.EventID, "caused_by": r.CausedBy, "supersedes": r.Supersedes, "held": heldDetail(r.held)})
 	if r.Claim != nil && to == Received {
 		claimed, err := decideClaim(ch.Op, *r.Claim, env)
 		if err != nil {
@@ -143,6 +150,7 @@ func NewOperation(r Registration, content []byte, loop bool, env Env) (Change, e
 		}
 		ch.Op = claimed.Op
 		ch.Attempt = claimed.Attempt
+		ch.KeyUse = claimed.KeyUse
 		ch.Events = append(ch.Events, claimed.Events...)
 	}
 	followUp(Operation{}, &ch, env)

@@ -5,7 +5,24 @@ import (
 	"time"
 )
 
-// LeaseCache is an optional Store capability: the operation as this
+// LedgerStore is every capability of persistence the Ledger uses, named
+// here so that a store lacking one fails to compile rather than answering
+// EInternal at run time. The store package implements it on PostgreSQL and
+// SQLite.
+type LedgerStore interface {
+	Store
+	LeaseCache
+	AuditStore
+	BatchKeeper
+	ContentStore
+	IncidentStore
+	DeskStore
+	OutboxStore
+	RecoveryStore
+	PeopleStore
+}
+
+// LeaseCache is a Store capability: the operation as this
 // replica last wrote it while leased, so the lease holder's begin or settle
 // need not read it again. The write still checks, in the database, that
 // nothing changed (the version) and that the lease is live by the
@@ -36,6 +53,10 @@ type Store interface {
 	LoadMany(ctx context.Context, ids []string) ([]Operation, time.Time, error)
 	// LoadByKey is Load by the caller's key.
 	LoadByKey(ctx context.Context, namespace, key string) (Operation, time.Time, error)
+	// Twin returns the oldest operation in the namespace with the
+	// fingerprint (type and content) under a key other than key, whose
+	// outcome is open: action_pending, unknown_outcome or failed_terminal.
+	Twin(ctx context.Context, namespace, fingerprint, key string) (Operation, bool, error)
 	// ClaimReady finds up to q.Limit ready operations, skipping rows that
 	// other transactions hold, and writes what decide returns for each, all in
 	// one transaction. decide gets the database's clock.
@@ -85,13 +106,23 @@ type ListQuery struct {
 	Error  *ErrorKind // the last error's class and code (an incident's items)
 	// Deep makes Text also match the operation ID, an attempt ID exactly
 	// and the content's text: the Operations page's search.
-	Deep          bool
-	CreatedBefore time.Time // zero: no bound
+	Deep bool
+	// ContentHiddenTypes are the types whose content Text must not match:
+	// those whose card keeps the content from the caller
+	// (content_visible_to), or a search would confirm what is hidden one
+	// guess at a time. Set by the Ledger.
+	ContentHiddenTypes []string
+	CreatedBefore      time.Time // zero: no bound
 	// InDeskBefore bounds when the operation entered the desk (its
 	// creation when it never did): the desk's "older than".
 	InDeskBefore time.Time
 	Limit        int
 	Cursor       string
+
+	// AwaitingLookupOf leaves out the operations of these types that
+	// await Handoff's own lookup (AwaitingLookup): not handed off yet,
+	// so not on the desk.
+	AwaitingLookupOf []string
 }
 
 // OverdueQuery selects what the sweeper should look at.

@@ -8,10 +8,13 @@ import (
 // APIToken is a workflow's credential: a name and its one namespace. Only a
 // hash of the secret is ever stored.
 type APIToken struct {
-	ID         string
-	Namespace  string
-	Name       string
-	Hash       string // hex SHA-256 of the secret
+	ID        string
+	Namespace string
+	Name      string
+	Hash      string // hex SHA-256 of the secret
+	// PersonRole is, for a drill credential, the role of the person it
+	// acts as (operator or approver); "" for a workflow token.
+	PersonRole string
 	CreatedAt  time.Time
 	RevokedAt  *time.Time
 	LastUsedAt *time.Time

@@ -54,6 +54,9 @@ type Change struct {
 	// (lease_expires_at > clock_timestamp()), or it is refused as EConflict
 	// and the Ledger decides again on a real load.
 	LiveLease bool
+	// KeyUse is, for a claim, which provider key the attempt sends and why
+	// (ProviderKeyUse): information for the claimer, nothing to write.
+	KeyUse string
 	// Before is the operation as the change was decided on (Decide sets
 	// it): the store may write only the columns that differ from it. Nil
 	// for a new operation, and for a change built another way: every
@@ -169,6 +172,10 @@ func decide(op Operation, cmd Command, env Env) (Change, error) {
 		return decideSettle(op, c, env)
 	case Reconcile:
 		return decideReconcile(op, c, env)
+	case ConcludeLookup:
+		return decideConcludeLookup(op, c, env)
+	case RecordLookup:
+		return decideRecordLookup(op, c, env)
 	case ExpireLease:
 		return decideExpire(op, env)
 	case Exhaust:
@@ -252,8 +259,9 @@ func decideClaim(op Operation, c Claim, env Env) (Change, error) {
 	att := Attempt{ID: env.NewID("att"), OperationID: op.ID, Number: n.Attempts, Worker: c.Worker,
 		LeaseToken: n.LeaseToken, ClaimedAt: env.Now}
 	ch.Attempt = &AttemptChange{New: true, Attempt: att}
+	ch.KeyUse = ProviderKeyUse(*n, env.Card)
 	ch.Events[0].Detail = detail(map[string]any{"worker": c.Worker, "attempt": att.Number, "attempt_id": att.ID,
-		"lease_expires_at": n.Lease.ExpiresAt})
+		"lease_expires_at": n.Lease.ExpiresAt, "provider_key": n.ProviderKey, "provider_key_use": ch.KeyUse})
 	if c.Begin {
 		return claimAndBegin(ch, env)
 	}
@@ -342,6 +350,7 @@ func decideBegin(op Operation, c Begin, env Env) (Change, error) {
 	ch := begin(op, env, ActionPending, "began")
 	if ch.Op.ProviderKeyFirstSentAt == nil {
 		ch.Op.ProviderKeyFirstSentAt = ptr(env.Now)
+		ch.Op.ProviderKeySentVersion = op.ContentVersion // this key now belongs to this content
 	}
 	ch.Attempt = &AttemptChange{Attempt: Attempt{OperationID: op.ID, Number: op.Attempts, BeganAt: ptr(env.Now)}}
 	return ch, nil
@@ -388,6 +397,18 @@ func decideSettle(op Operation, c Settle, env Env) (Change, error) {
 // the card's limits are reached, and otherwise schedules the next attempt.
 func applyRetryLimits(ch *Change, env Env, retryAfter time.Duration) {
 	n := &ch.Op
+	if code := env.Card.retryRefused(); code != "" {
+		// Another layer (or nobody) retries: Handoff schedules nothing on
+		// top, so the failure is final here (invariant 8).
+		n.NextRetryAt = nil
+		n.State = FailedTerminal
+		if n.LastError == nil {
+			n.LastError = &ErrorInfo{Class: ClassUnknown}
+		}
+		n.LastError.Code = code
+		ch.Events[len(ch.Events)-1].ToState = FailedTerminal.String()
+		return
+	}
 	if RetriesExhausted(*n, env.Card, env.Now) {
 		n.NextRetryAt = nil
 		if n.LastError != nil && n.LastError.Code == CodeResendGuarded {
@@ -431,7 +452,11 @@ func decideReconcile(op Operation, c Reconcile, env Env) (Change, error) {
 	case env.Card.LookupAuthoritative:
 		ch := begin(op, env, FailedRetryable, "reconciled")
 		ch.Op.LastError = &ErrorInfo{Class: ClassNotFound, Code: "not_found_at_provider", Message: c.Evidence}
-		applyRetryLimits(&ch, env, 0)
+		if env.Card.retryRefused() != "" { // Handoff does not retry this type: a person re-sends
+			ch.Op.State, ch.Events[0].ToState = FailedTerminal, FailedTerminal.String()
+		} else {
+			applyRetryLimits(&ch, env, 0)
+		}
 		ch.Events[0].Detail = detail(map[string]any{"found": false, "authoritative": true, "evidence": c.Evidence})
 		return ch, nil
 	default:
@@ -473,8 +498,8 @@ func decideExpire(op Operation, env Env) (Change, error) {
 // retries it stays unknown_outcome: a person decides (resend_same_key is
 // theirs while the key is retained), as applyRetryLimits does for a settle.
 func resendWithinRetention(ch *Change, env Env) {
-	until, ok := env.Card.DedupUntil(ch.Op.ProviderKeyFirstSentAt)
-	if ch.Op.State != UnknownOutcome || !ok || !env.Now.Before(until) || RetriesExhausted(ch.Op, env.Card, env.Now) {
+	until, _ := env.Card.DedupUntil(ch.Op.ProviderKeyFirstSentAt)
+	if ch.Op.State != UnknownOutcome || !env.Card.autoResendSafe(ch.Op, env.Now) || RetriesExhausted(ch.Op, env.Card, env.Now) {
 		return
 	}
 	sys := env

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -126,6 +127,8 @@ func decideResolve(op Operation, c Resolve, env Env) (Change, error) {
 	if c.Action == ResolveResendSameKey {
 		resendGuard(n, env)
 	}
+	renewProviderKey(&ch, env, fmt.Sprintf("a person confirmed that content version %d, sent under the old provider key, did not execute",
+		op.ProviderKeySentVersion))
 	ch.Events[0].Reason = c.Reason
 	d := map[string]any{"action": action}
 	if until, ok := env.Card.DedupUntil(op.ProviderKeyFirstSentAt); ok && c.Action == ResolveResendSameKey {
@@ -232,7 +235,14 @@ func decideApprove(op Operation, c Approve, env Env) (Change, error) {
 	ch.Content = &ContentChange{Version: ContentVersion{OperationID: op.ID, Version: c.ContentVersion,
 		ApprovedBy: env.Actor.Identity(), ApprovedAt: ptr(env.Now)}}
 	ch.Events[0].Reason = c.Reason
-	ch.Events[0].Detail = detail(map[string]any{"content_version": c.ContentVersion, "content_sha256": op.ContentSHA256})
+	d := map[string]any{"content_version": c.ContentVersion, "content_sha256": op.ContentSHA256}
+	if heldForSecondExecution(op) { // the person chose to run it although it may be a second execution
+		d["deliberate_second_execution"] = map[string]any{"code": op.LastError.Code, "message": op.LastError.Message}
+	}
+	ch.Events[0].Detail = detail(d)
+	holdRevision(&ch, op, env)
+	renewProviderKey(&ch, env, fmt.Sprintf("content version %d was approved; version %d was sent under the old provider key and did not execute",
+		c.ContentVersion, op.ProviderKeySentVersion))
 	return ch, nil
 }
 

@@ -36,6 +36,10 @@ var cases = []caseFunc{
 	{"content revised after approval", (*run).revisedAfterApproval},
 	{"a resend after the key's retention has passed", (*run).resendAfterRetention},
 	{"a resend inside retention, on a deduplicating provider", (*run).resendInsideRetention},
+	{"a validation error: a permanent refusal, held without retry", (*run).validationRefused},
+	{"an auth error: a permanent refusal, held without retry", (*run).authRefused},
+	{"a provider 5xx before and after begin", (*run).serverError},
+	{"a revision after a lost answer, on a provider that remembers keys", (*run).revisionAfterLostAnswer},
 }
 
 // run is one drill of one type.
@@ -45,6 +49,8 @@ type run struct {
 	sb     *sandbox.Sandbox
 	sbc    *sandbox.Client
 	prefix string
+	// handoffLooksUp: the Handoff looks this type up itself (lookup.go).
+	handoffLooksUp bool
 }
 
 // caseRun collects one case's record.
@@ -260,6 +266,8 @@ func classify(reply sandbox.Reply) (client.Result, error) {
 		return client.Result{}, &client.ProviderError{Class: "rate_limited", Code: "429", Message: reply.Message, RetryAfter: reply.RetryAfter}
 	case reply.Status == http.StatusUnprocessableEntity:
 		return client.Result{}, &client.ProviderError{Class: "conflict", Code: "422", Message: reply.Message}
+	case reply.Status == http.StatusUnauthorized || reply.Status == http.StatusForbidden:
+		return client.Result{}, &client.ProviderError{Class: "auth", Code: fmt.Sprint(reply.Status), Message: reply.Message}
 	case reply.Status >= 500:
 		return client.Result{}, &client.ProviderError{Class: "transient", Code: fmt.Sprint(reply.Status), Message: reply.Message}
 	}
@@ -475,10 +483,15 @@ func (r *run) timeoutAfterSuccess(ctx context.Context, cr *caseRun) error {
 	c := r.card
 	workerRetries := c.RetryLayer == "worker" && c.retryable("timeout") && c.Retry.MaxAttempts > 1
 	want := "unknown_outcome"
-	if c.dedupes() || workerRetries {
+	if c.autoResends() || workerRetries {
 		want = "completed"
 	}
 	cr.res.Expected = fmt.Sprintf("%s; never a second execution; 1 execution", want)
+	lookedUp := want == "unknown_outcome" && r.handoffLooksUp
+	if lookedUp {
+		want = "completed"
+		cr.res.Expected = "unknown_outcome, then Handoff's own lookup finds the record: completed by the system; never a second execution; 1 execution"
+	}
 	key, content := r.key(4, ""), r.content(4, "a")
 	o, err := r.prepare(ctx, cr, key, content)
 	if err != nil {
@@ -486,6 +499,11 @@ func (r *run) timeoutAfterSuccess(ctx context.Context, cr *caseRun) error {
 	}
 	if _, err := r.do(ctx, cr, key, content, sandbox.FaultTimeoutAfter, "drill-w1"); err != nil {
 		return err
+	}
+	if lookedUp {
+		if err := r.awaitHandoffLookup(ctx, cr, o); err != nil {
+			return err
+		}
 	}
 	if o, err = r.follow(ctx, cr, o, key, content); err != nil {
 		return err
@@ -714,6 +732,9 @@ func (r *run) crashAfterCall(ctx context.Context, cr *caseRun, n int) (op, error
 	cr.step("call the provider")
 	var params any
 	_ = json.Unmarshal(c.Content, &params)
+	if n == 9 && r.handoffLooksUp {
+		r.sb.LagIndex(c.ProviderKey, 1) // the provider's index lags: Handoff's first look misses
+	}
 	reply := r.sbc.Execute(ctx, c.ProviderKey, params, "")
 	cr.answer(fmt.Sprintf("execute %s: %s", c.ProviderKey, reply))
 	if err := r.waitLease(ctx, cr, c); err != nil {
@@ -738,7 +759,8 @@ func (r *run) crashAfterCall(ctx context.Context, cr *caseRun, n int) (op, error
 			r.card.ProviderKeyRetention, o.Attempts, r.card.Retry.MaxAttempts, o.State, lastCode(o))
 		return o, nil
 	}
-	cr.expect(o.State == "unknown_outcome", "a lease lost after begin should be unknown_outcome, it is %s", o.State)
+	cr.expect(o.State == "unknown_outcome" || (r.handoffLooksUp && o.State == "completed"),
+		"a lease lost after begin should be unknown_outcome, it is %s", o.State)
 	return o, nil
 }
 
@@ -747,7 +769,7 @@ func (r *run) crashAfterCall(ctx context.Context, cr *caseRun, n int) (op, error
 // it to a person: the provider deduplicates by key, the key is still inside
 // its retention window, and an attempt remains.
 func (c Card) resendsLostLease(o op, now time.Time) bool {
-	return c.dedupes() && o.ProviderKeyFirstSentAt != nil && now.Before(o.ProviderKeyFirstSentAt.Add(c.retention())) &&
+	return c.autoResends() && o.ProviderKeyFirstSentAt != nil && now.Before(o.ProviderKeyFirstSentAt.Add(c.retention())) &&
 		o.Attempts < c.Retry.MaxAttempts
 }
 
@@ -771,7 +793,7 @@ func (r *run) resentAfterLostLease(ctx context.Context, cr *caseRun, o op, n int
 // lostLeaseResent is the expectation of a crash after the provider call on
 // a card whose system policy re-sends it (resendsLostLease, for the attempt
 // the crash spends).
-func (c Card) lostLeaseResent() bool { return c.dedupes() && c.Retry.MaxAttempts > 1 }
+func (c Card) lostLeaseResent() bool { return c.autoResends() && c.Retry.MaxAttempts > 1 }
 
 const expectResent = "the lease lost after begin is re-sent under the same provider key, which the provider still deduplicates; completed with its first answer; 1 execution"
 
@@ -805,6 +827,10 @@ func (r *run) lookupFinds(ctx context.Context, cr *caseRun) error {
 	}
 	if o.State == "failed_retryable" {
 		return r.resentAfterLostLease(ctx, cr, o, 8)
+	}
+	if r.handoffLooksUp {
+		cr.res.Expected = "unknown_outcome after the crash; Handoff's own lookup finds the record; completed by the system with the provider's reference; 1 execution"
+		return r.lookedUpByHandoff(ctx, cr, o, false)
 	}
 	a, err := r.sbc.Lookup(ctx, o.ProviderKey, "")
 	if err != nil {
@@ -841,6 +867,10 @@ func (r *run) lookupUnsure(ctx context.Context, cr *caseRun) error {
 	}
 	if o.State == "failed_retryable" {
 		return r.resentAfterLostLease(ctx, cr, o, 9)
+	}
+	if r.handoffLooksUp {
+		cr.res.Expected = "unknown_outcome after the crash; Handoff's own lookup misses the record in a lagging index, looks again inside the window and finds it; completed; never a second execution"
+		return r.lookedUpByHandoff(ctx, cr, o, true)
 	}
 	a, err := r.sbc.Lookup(ctx, o.ProviderKey, sandbox.FaultLookupMiss)
 	if err != nil {
@@ -974,6 +1004,9 @@ func (r *run) resendInsideRetention(ctx context.Context, cr *caseRun) error {
 	c := r.card
 	if !c.dedupes() {
 		return errNA{"the card says the provider does not deduplicate (provider_idempotency none): nothing may be re-sent after a lost answer"}
+	}
+	if !c.autoResends() {
+		return errNA{"automatic re-sends after begin are off for this type (" + c.AutomaticResendOff + "): a lost answer goes to a person"}
 	}
 	cr.res.Expected = "the lost answer is retried under the same provider key; the provider answers the stored result; completed; 1 execution"
 	key, content := r.key(12, ""), r.content(12, "a")

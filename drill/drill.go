@@ -61,7 +61,11 @@ type Card struct {
 	} `json:"retry"`
 	Lease      string `json:"lease"`
 	RetryLayer string `json:"retry_layer"`
-	Drill      struct {
+	// AutomaticResend is whether the server ever re-sends after begin on
+	// its own; nil from a server that does not say (then dedupes decides).
+	AutomaticResend    *bool  `json:"automatic_resend"`
+	AutomaticResendOff string `json:"automatic_resend_off"`
+	Drill              struct {
 		Adapter     string `json:"adapter"`
 		Idempotency string `json:"idempotency"`
 		Lookup      string `json:"lookup"`
@@ -78,7 +82,17 @@ func (c Card) retention() time.Duration {
 
 // dedupes reports whether the card claims the provider deduplicates by key
 // for some retention window.
-func (c Card) dedupes() bool { return c.ProviderIdempotency != "none" && c.retention() > 0 }
+func (c Card) dedupes() bool {
+	return (c.ProviderIdempotency == "key" || c.ProviderIdempotency == "key_and_params") && c.retention() > 0
+}
+
+// autoResends reports whether the server re-sends a lost answer on its own
+// under the deduplicated provider key: the card claims deduplication, and
+// neither the retry layer nor an unknown or unverified contract turns
+// automatic re-sends off.
+func (c Card) autoResends() bool {
+	return c.dedupes() && (c.AutomaticResend == nil || *c.AutomaticResend)
+}
 
 func (c Card) retryable(class string) bool { return slices.Contains(c.Retryable, class) }
 
@@ -125,6 +139,11 @@ type Options struct {
 	MaxWait time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// LookupRoute, if set, is told each type's sandbox as it starts; it
+	// answers true when the Handoff looks that type up itself (its card's
+	// lookup_adapter pointed at the sandbox), and the lookup cases then
+	// check Handoff's lookup instead of making their own.
+	LookupRoute func(typ, sandboxURL string) bool
 }
 
 func (o *Options) defaults() error {
@@ -190,6 +209,7 @@ func Run(ctx context.Context, opts Options, card Card) (Receipt, error) {
 
 	r := &run{opts: opts, card: card, sb: sb, sbc: sandbox.NewClient("http://"+ln.Addr().String(), opts.ProviderTimeout),
 		prefix: "drill-" + card.Name + "-" + randomHex(4)}
+	r.handoffLooksUp = opts.LookupRoute != nil && opts.LookupRoute(card.Name, "http://"+ln.Addr().String())
 	cfg := sb.Config()
 	rec := Receipt{ID: "drl_" + randomHex(10), Type: card.Name,
 		Card:       CardRef{Name: card.Name, Version: card.Version, SHA256: card.SHA256},

@@ -84,6 +84,9 @@ type CaseResult struct {
 	StoredResultMatch *bool    `json:"stored_result_match"`
 	Verdict           string   `json:"verdict"`
 	Explanation       string   `json:"explanation,omitempty"`
+	// SettledBy is "lookup" when Handoff settled the case's unknown
+	// outcome by looking it up itself, no person asked.
+	SettledBy string `json:"settled_by,omitempty"`
 }
 
 // Marshal is the receipt as written to its JSON file; its hash is the one
@@ -147,6 +150,9 @@ func (r Receipt) Markdown(sha string) string {
 	}
 	if sha != "" {
 		fmt.Fprintf(&b, "- receipt sha256 (JSON file): %s\n", sha)
+	}
+	if cases := settledByLookup(r.Cases); cases != "" {
+		fmt.Fprintf(&b, "- settled by Handoff's own lookup, no person asked: case %s\n", cases)
 	}
 	b.WriteString("\n| # | case | verdict | state | executions | retries | stored result |\n|---|---|---|---|---|---|---|\n")
 	for _, cs := range r.Cases {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 )
 
@@ -87,7 +88,7 @@ func TestAuditTrail_exportVerifyAndTamper(t *testing.T) {
 	}
 	events := make([]domain.AuditEvent, len(lines))
 	for i, l := range lines {
-		_, err := domain.DecodeAuditExport(strings.NewReader(l), func(e domain.AuditEvent, _ int64) error { events[i] = e; return nil })
+		_, err := audit.DecodeExport(strings.NewReader(l), func(e domain.AuditEvent, _ int64) error { events[i] = e; return nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +158,7 @@ func TestAuditTrail_exportVerifyAndTamper(t *testing.T) {
 
 func encodeJSONL(t *testing.T, e domain.AuditEvent) []byte {
 	var b strings.Builder
-	sink, _ := domain.NewAuditEncoder(&b, domain.FormatJSONL)
+	sink, _ := audit.NewEncoder(&b, audit.FormatJSONL)
 	if err := sink.Write(e); err != nil || sink.End() != nil {
 		t.Fatal(err)
 	}

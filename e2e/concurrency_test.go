@@ -11,7 +11,7 @@ import (
 // too, but they count only on PostgreSQL (CI sets HANDOFF_TEST_POSTGRES).
 
 func register(key string, claim bool) map[string]any {
-	body := map[string]any{"key": key, "type": "crm.task.create", "content": map[string]any{"title": "Follow up", "owner": "u_9"}}
+	body := map[string]any{"key": key, "type": "crm.task.create", "content": map[string]any{"title": "Follow up", "owner": "u_9", "ref": key}}
 	if claim {
 		body["claim"] = map[string]any{"worker": "w", "lease_seconds": 30}
 	}

@@ -24,7 +24,7 @@ func (s *server) intoDesk(t *testing.T, key string, unknown bool) map[string]any
 	t.Helper()
 	r := s.do(t, "POST", "/v1/operations", map[string]any{"key": key, "type": "crm.task.create",
 		"event_id": strings.Split(key, ":")[0], "correlation_id": "run-" + key,
-		"content": map[string]any{"title": "Follow up", "owner": "u_9"}, "claim": map[string]any{"worker": "w-1"}})
+		"content": map[string]any{"title": "Follow up", "owner": "u_9", "ref": key}, "claim": map[string]any{"worker": "w-1"}})
 	if r.Status != 201 {
 		t.Fatalf("register %s: %d %s", key, r.Status, r.Raw)
 	}

@@ -64,6 +64,7 @@ type server struct {
 	env   []string
 	bin   string
 	logs  *syncBuffer // what the process has written so far
+	pid   int         // the serve process
 }
 
 // startServer runs `handoff serve` on a fresh database and waits until it
@@ -92,6 +93,7 @@ func startServer(t testing.TB, extra ...string) *server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	s.pid = cmd.Process.Pid
 	t.Cleanup(func() {
 		cancel()
 		_ = cmd.Wait()

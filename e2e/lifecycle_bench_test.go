@@ -46,7 +46,7 @@ type lifecycleShape struct {
 }
 
 func lifecycle(b *testing.B, s *server, key string, shape lifecycleShape) {
-	body := map[string]any{"key": key, "type": "crm.task.create", "content": map[string]any{"title": "Follow up", "owner": "u_9"}}
+	body := map[string]any{"key": key, "type": "crm.task.create", "content": map[string]any{"title": "Follow up", "owner": "u_9", "ref": key}}
 	claim := map[string]any{"worker": "bench", "lease_seconds": 30, "begin": shape.begin}
 	var id string
 	var token int64

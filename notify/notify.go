@@ -17,6 +17,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,13 +30,9 @@ import (
 // base64 HMAC-SHA256 of "id.timestamp.body" keyed with the secret, which is
 // "whsec_" and base64 (a secret without the prefix is used as raw bytes).
 func Sign(secret, id string, timestamp int64, body []byte) (string, error) {
-	key := []byte(secret)
-	if rest, ok := strings.CutPrefix(secret, "whsec_"); ok {
-		k, err := base64.StdEncoding.DecodeString(rest)
-		if err != nil {
-			return "", fmt.Errorf("the secret after whsec_ is not base64: %w", err)
-		}
-		key = k
+	key, err := secretKey(secret)
+	if err != nil {
+		return "", err
 	}
 	mac := hmac.New(sha256.New, key)
 	fmt.Fprintf(mac, "%s.%d.", id, timestamp)
@@ -43,21 +40,90 @@ func Sign(secret, id string, timestamp int64, body []byte) (string, error) {
 	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
 }
 
+// secretKey is the HMAC key of a secret.
+func secretKey(secret string) ([]byte, error) {
+	rest, ok := strings.CutPrefix(secret, "whsec_")
+	if !ok {
+		if secret == "" {
+			return nil, errors.New("the secret is empty")
+		}
+		return []byte(secret), nil
+	}
+	k, err := base64.StdEncoding.DecodeString(rest)
+	if err != nil {
+		return nil, fmt.Errorf("the secret after whsec_ is not base64: %w", err)
+	}
+	if len(k) == 0 {
+		return nil, errors.New("the secret after whsec_ is empty")
+	}
+	return k, nil
+}
+
+// CheckSecret reports why a secret cannot sign, nil when it can: checked
+// at start-up, so a malformed secret does not wait for the first delivery.
+func CheckSecret(secret string) error {
+	_, err := secretKey(secret)
+	return err
+}
+
 // Message is the Standard Webhooks body: the type, when it happened, and the
 // operation summary.
 type Message struct {
-	Type      string                     `json:"type"`
-	Timestamp time.Time                  `json:"timestamp"`
-	Data      domain.NotificationSummary `json:"data"`
+	Type      string    `json:"type"`
+	Timestamp time.Time `json:"timestamp"`
+	Data      Summary   `json:"data"`
+}
+
+// Summary is the operation as a webhook's data carries it.
+type Summary struct {
+	ID          string     `json:"id"`
+	Key         string     `json:"key"`
+	Type        string     `json:"type"`
+	Namespace   string     `json:"namespace"`
+	State       string     `json:"state"`
+	Reason      string     `json:"reason"`
+	LastError   *LastError `json:"last_error"`
+	Attempts    int        `json:"attempts"`
+	Provider    string     `json:"provider"`
+	ProviderKey string     `json:"provider_key"`
+	AgeSeconds  int64      `json:"age_seconds"`
+	// EnteredDeskAt is when the operation last came to wait on a person.
+	EnteredDeskAt *time.Time      `json:"entered_desk_at,omitempty"`
+	Assignee      string          `json:"assignee"`
+	DeskPath      string          `json:"desk_path"`
+	DeskURL       string          `json:"desk_url,omitempty"` // from the public base URL, when there is one
+	Decision      string          `json:"decision,omitempty"`
+	DecidedBy     string          `json:"decided_by,omitempty"`
+	Content       json.RawMessage `json:"content,omitempty"`
+	ResultRef     string          `json:"result_ref,omitempty"`
+	ResultData    json.RawMessage `json:"result_data,omitempty"`
+}
+
+// LastError is the operation's last error in a webhook's data.
+type LastError struct {
+	Class   string `json:"class"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func summaryOf(s domain.NotificationSummary) Summary {
+	w := Summary{ID: s.ID, Key: s.Key, Type: s.Type, Namespace: s.Namespace, State: s.State, Reason: s.Reason,
+		Attempts: s.Attempts, Provider: s.Provider, ProviderKey: s.ProviderKey, AgeSeconds: s.AgeSeconds, EnteredDeskAt: s.EnteredDeskAt,
+		Assignee: s.Assignee, DeskPath: s.DeskPath, Decision: s.Decision, DecidedBy: s.DecidedBy,
+		Content: s.Content, ResultRef: s.ResultRef, ResultData: s.ResultData}
+	if e := s.LastError; e != nil {
+		w.LastError = &LastError{Class: e.Class, Code: e.Code, Message: e.Message}
+	}
+	return w
 }
 
 // Body renders the notification for its destination's format. deskBase is
 // the public URL of the desk ("" leaves desk_url out).
 func Body(n domain.Notification, deskBase string) ([]byte, error) {
-	var s domain.NotificationSummary
-	if err := json.Unmarshal(n.Summary, &s); err != nil {
-		return nil, fmt.Errorf("notification %s: unreadable summary: %w", n.ID, err)
+	if n.Unreadable != nil {
+		return nil, fmt.Errorf("notification %s: unreadable summary: %w", n.ID, n.Unreadable)
 	}
+	s := summaryOf(n.Summary)
 	if deskBase != "" {
 		s.DeskURL = strings.TrimRight(deskBase, "/") + s.DeskPath
 	}
@@ -76,7 +142,7 @@ var headlines = map[string]string{
 
 // slackMessage is a Slack incoming-webhook message in Block Kit: a summary,
 // the reason and a button to the desk item.
-func slackMessage(typ string, s domain.NotificationSummary) map[string]any {
+func slackMessage(typ string, s Summary) map[string]any {
 	head := fmt.Sprintf("%s `%s` %s", s.Type, s.Key, headlines[typ])
 	reason := "*Reason:* " + s.Reason
 	if s.LastError != nil && s.LastError.Message != "" {
@@ -107,20 +173,61 @@ func slackMessage(typ string, s domain.NotificationSummary) map[string]any {
 var ErrRefused = errors.New("destination refused")
 
 // Refused reports whether ip is loopback, private, link-local, unspecified,
-// multicast, shared (CGNAT) or a cloud metadata address.
+// multicast, shared (CGNAT), reserved or a cloud metadata address — also
+// when it is one wrapped in an IPv6 address that a gateway translates or
+// tunnels to it (NAT64, 6to4, Teredo, IPv4-compatible and -mapped).
 func Refused(ip net.IP) bool {
+	if len(ip) != net.IPv4len && len(ip) != net.IPv6len {
+		return true
+	}
+	if inner, wrapped, opaque := unwrapIPv4(ip); opaque {
+		return true
+	} else if wrapped {
+		ip = inner
+	}
 	if ip4 := ip.To4(); ip4 != nil {
 		ip = ip4
-		if ip4[0] == 100 && ip4[1]&0xc0 == 64 { // 100.64.0.0/10
+		switch {
+		case ip4[0] == 100 && ip4[1]&0xc0 == 64, // 100.64.0.0/10, shared
+			ip4[0] == 0, // 0.0.0.0/8, "this network"
+			ip4[0] == 192 && ip4[1] == 0 && ip4[2] == 0, // 192.0.0.0/24, protocol assignments
+			ip4[0] == 198 && ip4[1]&0xfe == 18,          // 198.18.0.0/15, benchmarking
+			ip4[0] >= 240:                               // 240.0.0.0/4 reserved, and broadcast
 			return true
 		}
-		if ip4[0] == 0 {
-			return true
-		}
+	} else if ip[0] == 0xfe && ip[1]&0xc0 == 0xc0 { // fec0::/10, the deprecated site-local
+		return true
 	}
 	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
 		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() ||
 		ip.Equal(net.ParseIP("fd00:ec2::254"))
+}
+
+// unwrapIPv4 is the IPv4 address an IPv6 address carries to a gateway that
+// translates or tunnels it: NAT64's well-known prefix 64:ff9b::/96, 6to4's
+// 2002::/16, Teredo's 2001::/32 (the client, inverted) and the deprecated
+// IPv4-compatible ::/96 (IPv4-mapped ::ffff:0:0/96 is To4's). opaque is
+// true for the local-use NAT64 prefix 64:ff9b:1::/48, whose embedded
+// address depends on the network's own prefix length.
+func unwrapIPv4(ip net.IP) (inner net.IP, wrapped, opaque bool) {
+	if len(ip) != net.IPv6len || ip.To4() != nil {
+		return nil, false, false
+	}
+	zero := func(b []byte) bool { return !slices.ContainsFunc(b, func(x byte) bool { return x != 0 }) }
+	switch {
+	case ip[0] == 0x00 && ip[1] == 0x64 && ip[2] == 0xff && ip[3] == 0x9b && zero(ip[4:12]):
+		return net.IP(slices.Clone(ip[12:16])), true, false
+	case ip[0] == 0x00 && ip[1] == 0x64 && ip[2] == 0xff && ip[3] == 0x9b && ip[4] == 0 && ip[5] == 1:
+		return nil, false, true
+	case ip[0] == 0x20 && ip[1] == 0x02:
+		return net.IP(slices.Clone(ip[2:6])), true, false
+	case ip[0] == 0x20 && ip[1] == 0x01 && ip[2] == 0 && ip[3] == 0:
+		return net.IPv4(^ip[12], ^ip[13], ^ip[14], ^ip[15]).To4(), true, false
+	case zero(ip[:12]) && !zero(ip[12:14]):
+		// ::a.b.c.d, leaving :: and ::1 (and ::0.0.x.y) to the checks above.
+		return net.IP(slices.Clone(ip[12:16])), true, false
+	}
+	return nil, false, false
 }
 
 // guard is the dialer's Control: it runs on the address actually being
@@ -198,13 +305,17 @@ func (s *Sender) Send(ctx context.Context, n domain.Notification) domain.Deliver
 	req.Header.Set("webhook-id", n.ID)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
 	if env := n.Destination.SecretEnv; env != "" {
-		if secret := s.Getenv(env); secret != "" {
-			sig, err := Sign(secret, n.ID, ts, body)
-			if err != nil {
-				return domain.DeliveryResult{Err: env + ": " + err.Error(), Refused: true}
-			}
-			req.Header.Set("webhook-signature", sig)
+		// A destination that names a secret is never sent unsigned: a
+		// receiver could not tell it from a forger's.
+		secret := s.Getenv(env)
+		if secret == "" {
+			return domain.DeliveryResult{Err: env + " is not set: not sending unsigned", Refused: true}
 		}
+		sig, err := Sign(secret, n.ID, ts, body)
+		if err != nil {
+			return domain.DeliveryResult{Err: env + ": " + err.Error(), Refused: true}
+		}
+		req.Header.Set("webhook-signature", sig)
 	}
 	start := time.Now()
 	resp, err := s.client.Do(req)

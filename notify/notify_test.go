@@ -50,9 +50,9 @@ func verify(t *testing.T, h http.Header, body []byte) {
 }
 
 func note(url, format string) domain.Notification {
-	s, _ := json.Marshal(domain.NotificationSummary{ID: "op_1", Key: "evt_1:task", Type: "crm.task.create", Namespace: "shop",
+	s := domain.NotificationSummary{ID: "op_1", Key: "evt_1:task", Type: "crm.task.create", Namespace: "shop",
 		State: "unknown_outcome", Reason: "lease_expired", Attempts: 2, Provider: "acme-crm", ProviderKey: "pk",
-		DeskPath: domain.DeskPath("op_1"), LastError: &domain.NotifiedError{Class: "timeout", Code: "lease_expired", Message: "gone"}})
+		DeskPath: domain.DeskPath("op_1"), LastError: &domain.NotifiedError{Class: "timeout", Code: "lease_expired", Message: "gone"}}
 	return domain.Notification{ID: "msg_1", OperationID: "op_1", Type: domain.NotifyHandedOff, Summary: s,
 		Destination: domain.Destination{URL: url, SecretEnv: "HOOK_SECRET", Format: format}, CreatedAt: time.Unix(1700000000, 0)}
 }
@@ -143,9 +143,28 @@ func TestSSRFGuard(t *testing.T) {
 	if res := sender(true).Send(context.Background(), note("http://localhost"+port+"/", domain.FormatStandard)); res.StatusCode != 200 {
 		t.Errorf("allowed loopback: %+v", res)
 	}
-	for _, ip := range []string{"8.8.8.8", "2606:4700::1"} {
+	for _, ip := range []string{"8.8.8.8", "2606:4700::1", "64:ff9b::808:808", "2002:808:808::1", "::ffff:8.8.8.8",
+		"2001:0:4136:e378:8000:63bf:f7f7:f7f7"} {
 		if notify.Refused(parseIP(ip)) {
 			t.Errorf("%s refused", ip)
+		}
+	}
+}
+
+// TestSSRFGuard_WrappedIPv4: a private or metadata IPv4 address inside an
+// IPv6 address that a gateway translates or tunnels — NAT64, 6to4, Teredo,
+// IPv4-compatible and -mapped — is refused like the address itself, as are
+// reserved ranges.
+func TestSSRFGuard_WrappedIPv4(t *testing.T) {
+	for _, ip := range []string{
+		"64:ff9b::a9fe:a9fe", "64:ff9b::169.254.169.254", "64:ff9b::7f00:1", "64:ff9b::10.0.0.1", "64:ff9b:1::a00:1",
+		"2002:a9fe:a9fe::", "2002:7f00:1::1", "2002:c0a8:101::1",
+		"2001:0:4136:e378:8000:63bf:f5ff:fffe", // Teredo, client 10.0.0.1
+		"::10.0.0.1", "::169.254.169.254", "::ffff:127.0.0.1", "::ffff:169.254.169.254",
+		"198.18.0.1", "192.0.0.8", "240.0.0.1", "255.255.255.255", "fec0::1", "::", "::1",
+	} {
+		if !notify.Refused(parseIP(ip)) {
+			t.Errorf("%s is not refused", ip)
 		}
 	}
 }
@@ -186,7 +205,7 @@ func TestTimeout(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
 	defer srv.Close()
 	defer close(release)
-	s := notify.NewSender(notify.Sender{AllowPrivate: true, Timeout: 50 * time.Millisecond})
+	s := notify.NewSender(notify.Sender{AllowPrivate: true, Timeout: 50 * time.Millisecond, Getenv: func(string) string { return secret }})
 	res := s.Send(context.Background(), note(srv.URL, domain.FormatStandard))
 	if res.StatusCode != 0 || res.Err == "" || res.Refused {
 		t.Fatalf("result: %+v", res)
@@ -210,3 +229,24 @@ func must[T any](v T, err error) T {
 }
 
 func parseIP(s string) net.IP { return net.ParseIP(s) }
+
+// TestSend_NeverUnsignedWhenASecretIsNamed: a destination that names a
+// secret whose variable is empty is refused, not sent without a signature.
+func TestSend_NeverUnsignedWhenASecretIsNamed(t *testing.T) {
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls++ }))
+	defer srv.Close()
+	s := notify.NewSender(notify.Sender{AllowPrivate: true, Getenv: func(string) string { return "" }})
+	res := s.Send(context.Background(), note(srv.URL, domain.FormatStandard))
+	if !res.Refused || !strings.Contains(res.Err, "HOOK_SECRET") || calls != 0 {
+		t.Fatalf("result %+v, %d calls", res, calls)
+	}
+}
+
+func TestCheckSecret(t *testing.T) {
+	for secret, ok := range map[string]bool{"whsec_c2VjcmV0": true, "raw-bytes": true, "whsec_!!!": false, "whsec_": false, "": false} {
+		if err := notify.CheckSecret(secret); (err == nil) != ok {
+			t.Errorf("CheckSecret(%q) = %v", secret, err)
+		}
+	}
+}

@@ -9,7 +9,7 @@ import (
 )
 
 // AuditKeeper is the part of the audit trail the checkpointer drives;
-// domain.AuditTrail implements it.
+// audit.Trail implements it.
 type AuditKeeper interface {
 	Checkpoint(ctx context.Context) (domain.Checkpoint, bool, error)
 	Purge(ctx context.Context, retention time.Duration, limit int) (int, error)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/reconcile"
 	"github.com/opshandoff/handoff/store"
@@ -31,14 +32,14 @@ func replicas(t *testing.T, n int) []*store.Store {
 	return out
 }
 
-func trailOf(s *store.Store) *domain.AuditTrail { return domain.NewAuditTrail(s) }
+func trailOf(s *store.Store) *audit.Trail { return audit.NewTrail(s) }
 
 // complete drives one operation to completed: four audit events.
 func complete(t *testing.T, l *domain.Ledger, key string) {
 	ctx := context.Background()
 	wf := domain.Actor{Kind: domain.ActorWorkflow, Name: "w", Namespace: "ns"}
 	res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
-		Content: json.RawMessage(`{"n":1}`), Claim: &domain.Claim{Worker: "w"}})
+		Content: json.RawMessage(`{"n":"` + key + `"}`), Claim: &domain.Claim{Worker: "w"}})
 	if err != nil {
 		t.Error(err)
 		return
@@ -107,7 +108,7 @@ func TestCheckpointersOnSeveralReplicas(t *testing.T) {
 			t.Fatalf("stream %s covered up to seq %d, want its last event, 4", stream, seq)
 		}
 	}
-	rep, err := trailOf(rs[1]).VerifyDB(ctx, &domain.Verifier{})
+	rep, err := trailOf(rs[1]).VerifyDB(ctx, &audit.Verifier{})
 	if err != nil || !rep.OK() {
 		t.Fatalf("verify: %v %v", err, rep.Breaks)
 	}
@@ -123,7 +124,7 @@ func coverage(t *testing.T, s *store.Store) map[string]int64 {
 	}
 	covered := map[string]int64{}
 	for i, e := range cps {
-		c, err := domain.ParseCheckpoint(e)
+		c, err := audit.ParseCheckpoint(e)
 		if err != nil || c.Seq != int64(i+1) {
 			t.Fatalf("checkpoint %d is numbered %d (%v)", i+1, c.Seq, err)
 		}
@@ -155,7 +156,7 @@ func TestCheckpointer_retention(t *testing.T) {
 	if len(left) != 0 {
 		t.Fatalf("%d operation events left after the purge", len(left))
 	}
-	rep, err := trail.VerifyDB(ctx, &domain.Verifier{})
+	rep, err := trail.VerifyDB(ctx, &audit.Verifier{})
 	if err != nil || !rep.OK() || rep.Checkpoints != 1 {
 		t.Fatalf("verify after retention: %+v %v", rep, err)
 	}

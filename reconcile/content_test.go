@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/reconcile"
 	"github.com/opshandoff/handoff/store/storetest"
@@ -102,7 +103,7 @@ func TestContentRetention(t *testing.T) {
 		t.Fatalf("different content under the purged key: %v", err)
 	}
 
-	rep, err := domain.NewAuditTrail(st).VerifyDB(ctx, &domain.Verifier{})
+	rep, err := audit.NewTrail(st).VerifyDB(ctx, &audit.Verifier{})
 	if err != nil || !rep.OK() {
 		t.Fatalf("audit trail after the purge: %+v %v", rep, err)
 	}

@@ -62,7 +62,7 @@ func TestSweeperResendsWithinRetention(t *testing.T) {
 	began := map[string]domain.Operation{}
 	for _, typ := range []string{"mail.send", "mail.brief"} {
 		res, err := ledger.Register(ctx, wf, domain.Registration{Key: "evt_1:" + typ, Type: typ,
-			Content: json.RawMessage(`{"to":"a@example.com"}`), Claim: &domain.Claim{Worker: "w-1", Lease: time.Second}})
+			Content: json.RawMessage(`{"to":"a@example.com","type":"` + typ + `"}`), Claim: &domain.Claim{Worker: "w-1", Lease: time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,7 +30,7 @@ func TestSweepersOnSeveralReplicas(t *testing.T) {
 	var ids []string
 	for i := range 30 {
 		res, err := ledger.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("k%d", i), Type: "crm.task.create",
-			Content: json.RawMessage(`{"n":1}`), Claim: &domain.Claim{Worker: "w", Lease: time.Second}})
+			Content: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)), Claim: &domain.Claim{Worker: "w", Lease: time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}

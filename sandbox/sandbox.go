@@ -59,6 +59,10 @@ const (
 	FaultServerError  = "server_error"
 	FaultSlow         = "slow"
 	FaultLookupMiss   = "lookup_miss"
+	// FaultValidation and FaultAuth refuse the request before executing
+	// it (400 and 401): the provider proves it did nothing.
+	FaultValidation = "validation"
+	FaultAuth       = "auth"
 )
 
 // FaultHeader is the request header naming the fault to inject.
@@ -81,6 +85,9 @@ type Config struct {
 	RetryAfter time.Duration
 	// Now is the clock; default time.Now. POST /clock moves it further.
 	Now func() time.Time
+	// IndexLagReads is how many reads of a key the provider-shaped list
+	// misses its record for (records.go): a lagging search index.
+	IndexLagReads int
 }
 
 // Sandbox is one simulated provider.
@@ -92,6 +99,8 @@ type Sandbox struct {
 	refs    int
 	records map[string]*record // by key: the answer the provider remembers
 	history map[string][]Execution
+	reads   map[string]int // provider-shaped lookups per key (records.go)
+	lag     map[string]int // reads a key's record is missing from the list
 }
 
 type record struct {
@@ -198,6 +207,8 @@ func (s *Sandbox) Handler() http.Handler {
 	mux.HandleFunc("GET /lookup", s.lookup)
 	mux.HandleFunc("GET /executions", s.executions)
 	mux.HandleFunc("POST /clock", s.clock)
+	mux.HandleFunc("GET /v1/records", s.listRecords)
+	mux.HandleFunc("GET /v1/records/{id}", s.getRecord)
 	return mux
 }
 
@@ -228,6 +239,12 @@ func (s *Sandbox) execute(w http.ResponseWriter, r *http.Request) {
 		return
 	case FaultServerError:
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "unavailable; nothing was executed"})
+		return
+	case FaultValidation:
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid request; nothing was executed"})
+		return
+	case FaultAuth:
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "credentials refused; nothing was executed"})
 		return
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("unknown fault %q", fault)})

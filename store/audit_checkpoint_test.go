@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/store"
 	"github.com/opshandoff/handoff/store/storetest"
@@ -27,7 +28,7 @@ func TestCheckpoint_waitsForEarlierPositions(t *testing.T) {
 	}
 	defer s.Close()
 	x := &auditFixture{t: t, s: s, l: domain.NewLedger(s, testCards())}
-	x.trail, _ = x.l.Audit()
+	x.trail = audit.OfLedger(x.l)
 	slow := x.lifecycle("evt_slow:task")
 	evs := x.events(slow)
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/store"
 )
@@ -31,33 +32,33 @@ func (x *auditFixture) saveDrill(id, verdict string) domain.DrillRecord {
 func TestAuditVerify_drillReceipts(t *testing.T) {
 	cases := map[string]struct {
 		tamper func(x *auditFixture)
-		kind   domain.BreakKind
+		kind   audit.BreakKind
 		says   string
 	}{
 		"text edited": {func(x *auditFixture) {
 			store.ExecRaw(x.t, x.s, "UPDATE drill_receipts SET receipt = replace(receipt, 'fail', 'pass') WHERE id = 'drl_b'")
-		}, domain.BreakEdited, "drl_b was edited after the drill: its text's sha256"},
+		}, audit.BreakEdited, "drl_b was edited after the drill: its text's sha256"},
 		"verdict column edited": {func(x *auditFixture) {
 			store.ExecRaw(x.t, x.s, "UPDATE drill_receipts SET verdict = 'pass' WHERE id = 'drl_b'")
-		}, domain.BreakEdited, `its verdict is "pass", the event recorded "fail"`},
+		}, audit.BreakEdited, `its verdict is "pass", the event recorded "fail"`},
 		"card hash edited": {func(x *auditFixture) {
 			store.ExecRaw(x.t, x.s, "UPDATE drill_receipts SET card_sha256 = 'beef' WHERE id = 'drl_a'")
-		}, domain.BreakEdited, "card_sha256"},
+		}, audit.BreakEdited, "card_sha256"},
 		"ran_at moved": {func(x *auditFixture) {
 			store.ExecRaw(x.t, x.s, "UPDATE drill_receipts SET ran_at = ? WHERE id = 'drl_a'", time.Now().Add(time.Hour).UTC())
-		}, domain.BreakEdited, "ran_at"},
+		}, audit.BreakEdited, "ran_at"},
 		"text and hash column rewritten together": {func(x *auditFixture) {
 			forged := `{"id":"drl_b","type":"crm.task.create","verdict":"pass"}` + "\n"
 			store.ExecRaw(x.t, x.s, "UPDATE drill_receipts SET receipt = ?, sha256 = ?, verdict = 'pass' WHERE id = 'drl_b'",
 				forged, domain.SHA256Hex([]byte(forged)))
-		}, domain.BreakEdited, "drl_b was edited"},
+		}, audit.BreakEdited, "drl_b was edited"},
 		"deleted": {func(x *auditFixture) {
 			store.ExecRaw(x.t, x.s, "DELETE FROM drill_receipts WHERE id = 'drl_b'")
-		}, domain.BreakDeleted, "drl_b (crm.task.create, verdict fail), chained by this event, is no longer stored"},
+		}, audit.BreakDeleted, "drl_b (crm.task.create, verdict fail), chained by this event, is no longer stored"},
 		"added": {func(x *auditFixture) {
 			store.ExecRaw(x.t, x.s, "INSERT INTO drill_receipts (id, type, card_version, card_sha256, verdict, sha256, ran_by, ran_at, receipt) "+
 				"SELECT 'drl_forged', type, card_version, card_sha256, 'pass', sha256, ran_by, ran_at, receipt FROM drill_receipts WHERE id = 'drl_a'")
-		}, domain.BreakInserted, "drl_forged"},
+		}, audit.BreakInserted, "drl_forged"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

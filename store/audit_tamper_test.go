@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/store"
 	"github.com/opshandoff/handoff/store/storetest"
@@ -16,17 +17,13 @@ type auditFixture struct {
 	t     *testing.T
 	s     *store.Store
 	l     *domain.Ledger
-	trail *domain.AuditTrail
+	trail *audit.Trail
 }
 
 func newAuditFixture(t *testing.T) *auditFixture {
 	s := storetest.New(t)
 	l := domain.NewLedger(s, testCards())
-	trail, err := l.Audit()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &auditFixture{t: t, s: s, l: l, trail: trail}
+	return &auditFixture{t: t, s: s, l: l, trail: audit.OfLedger(l)}
 }
 
 // lifecycle drives one operation through register+claim, begin and settle:
@@ -35,7 +32,7 @@ func (x *auditFixture) lifecycle(key string) string {
 	x.t.Helper()
 	ctx := context.Background()
 	res, err := x.l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
-		Content: json.RawMessage(`{"title":"Follow up"}`), Claim: &domain.Claim{Worker: "w1"}})
+		Content: json.RawMessage(`{"title":"Follow up","ref":"` + key + `"}`), Claim: &domain.Claim{Worker: "w1"}})
 	if err != nil {
 		x.t.Fatal(err)
 	}
@@ -74,9 +71,9 @@ func (x *auditFixture) system(action string) domain.AuditEvent {
 	return e
 }
 
-func (x *auditFixture) verify() domain.Report {
+func (x *auditFixture) verify() audit.Report {
 	x.t.Helper()
-	rep, err := x.trail.VerifyDB(context.Background(), &domain.Verifier{})
+	rep, err := x.trail.VerifyDB(context.Background(), &audit.Verifier{})
 	if err != nil {
 		x.t.Fatal(err)
 	}
@@ -129,61 +126,61 @@ func TestAuditVerify_untouchedTrailVerifies(t *testing.T) {
 // and expects the first break at the event that was touched.
 func TestAuditVerify_tamperedDatabase(t *testing.T) {
 	type want struct {
-		kind    domain.BreakKind
+		kind    audit.BreakKind
 		seq     int64
 		eventID string // "" when no event is there to name
 	}
 	cases := map[string]func(x *auditFixture, op string, evs []domain.AuditEvent) want{
 		"edit": func(x *auditFixture, op string, evs []domain.AuditEvent) want {
 			store.ExecRaw(x.t, x.s, "UPDATE audit_events SET reason = 'nothing happened' WHERE id = ?", evs[1].ID)
-			return want{domain.BreakEdited, 2, evs[1].ID}
+			return want{audit.BreakEdited, 2, evs[1].ID}
 		},
 		"edit and re-seal": func(x *auditFixture, op string, evs []domain.AuditEvent) want {
 			e := evs[1]
 			e.Reason = "nothing happened"
 			store.ExecRaw(x.t, x.s, "UPDATE audit_events SET reason = ?, hash = ? WHERE id = ?", e.Reason, domain.HashEvent(e), e.ID)
-			return want{domain.BreakReplaced, 2, evs[1].ID}
+			return want{audit.BreakReplaced, 2, evs[1].ID}
 		},
 		"delete": func(x *auditFixture, op string, evs []domain.AuditEvent) want {
 			store.ExecRaw(x.t, x.s, "DELETE FROM audit_events WHERE id = ?", evs[1].ID)
-			return want{domain.BreakDeleted, 2, evs[2].ID}
+			return want{audit.BreakDeleted, 2, evs[2].ID}
 		},
 		"delete and renumber": func(x *auditFixture, op string, evs []domain.AuditEvent) want {
 			store.ExecRaw(x.t, x.s, "DELETE FROM audit_events WHERE id = ?", evs[1].ID)
 			store.ExecRaw(x.t, x.s, "UPDATE audit_events SET seq = seq - 1 WHERE stream = ? AND seq > 2", op)
-			return want{domain.BreakDeleted, 2, evs[2].ID}
+			return want{audit.BreakDeleted, 2, evs[2].ID}
 		},
 		"delete the last": func(x *auditFixture, op string, evs []domain.AuditEvent) want {
 			store.ExecRaw(x.t, x.s, "DELETE FROM audit_events WHERE id = ?", evs[3].ID)
-			return want{domain.BreakTruncated, 4, ""}
+			return want{audit.BreakTruncated, 4, ""}
 		},
 		"delete the last and rewind the operation": func(x *auditFixture, op string, evs []domain.AuditEvent) want {
 			store.ExecRaw(x.t, x.s, "DELETE FROM audit_events WHERE id = ?", evs[3].ID)
 			store.ExecRaw(x.t, x.s, "UPDATE operations SET version = 3, audit_head = ? WHERE id = ?", evs[2].Hash, op)
-			return want{domain.BreakTruncated, 4, ""} // only the checkpoint knows
+			return want{audit.BreakTruncated, 4, ""} // only the checkpoint knows
 		},
 		"delete the operation with its stream": func(x *auditFixture, op string, evs []domain.AuditEvent) want {
 			for _, table := range []string{"audit_events WHERE stream", "attempts WHERE operation_id",
 				"content_versions WHERE operation_id", "operations WHERE id"} {
 				store.ExecRaw(x.t, x.s, "DELETE FROM "+table+" = ?", op)
 			}
-			return want{domain.BreakMissingStream, 4, ""} // only the checkpoint knows
+			return want{audit.BreakMissingStream, 4, ""} // only the checkpoint knows
 		},
 		"reorder": func(x *auditFixture, op string, evs []domain.AuditEvent) want {
 			store.ExecRaw(x.t, x.s, "UPDATE audit_events SET seq = 100 WHERE id = ?", evs[1].ID)
 			store.ExecRaw(x.t, x.s, "UPDATE audit_events SET seq = 2 WHERE id = ?", evs[2].ID)
 			store.ExecRaw(x.t, x.s, "UPDATE audit_events SET seq = 3 WHERE id = ?", evs[1].ID)
-			return want{domain.BreakReordered, 2, evs[2].ID}
+			return want{audit.BreakReordered, 2, evs[2].ID}
 		},
 		"insert": func(x *auditFixture, op string, evs []domain.AuditEvent) want {
 			store.ExecRaw(x.t, x.s, "UPDATE audit_events SET seq = seq + 1000 WHERE stream = ? AND seq >= 2", op)
 			store.ExecRaw(x.t, x.s, "UPDATE audit_events SET seq = seq - 999 WHERE stream = ? AND seq > 1000", op)
 			x.insert(forge(evs[1], 2, evs[0].Hash))
-			return want{domain.BreakInserted, 2, "ev_FORGED"}
+			return want{audit.BreakInserted, 2, "ev_FORGED"}
 		},
 		"append": func(x *auditFixture, op string, evs []domain.AuditEvent) want {
 			x.insert(forge(evs[3], 5, evs[3].Hash))
-			return want{domain.BreakInserted, 5, "ev_FORGED"}
+			return want{audit.BreakInserted, 5, "ev_FORGED"}
 		},
 	}
 	for name, tamper := range cases {
@@ -220,7 +217,7 @@ func TestAuditVerify_tamperedSystemStream(t *testing.T) {
 	store.AllowTampering(t, x.s)
 	store.ExecRaw(t, x.s, "UPDATE audit_events SET detail = ? WHERE id = ?", `{"token_id":"tok_2"}`, tok.ID)
 	rep := x.verify()
-	if rep.OK() || rep.Breaks[0].Kind != domain.BreakEdited || rep.Breaks[0].EventID != tok.ID {
+	if rep.OK() || rep.Breaks[0].Kind != audit.BreakEdited || rep.Breaks[0].EventID != tok.ID {
 		t.Fatalf("edited system event: %v", rep.Breaks)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/store"
 )
@@ -101,11 +102,11 @@ func TestCheckpoint_coversChangedStreamsOnce(t *testing.T) {
 	if _, wrote, err := x.trail.Checkpoint(ctx); wrote || err != nil {
 		t.Fatalf("a checkpoint of an empty trail: %v %v", wrote, err)
 	}
-	for i := range domain.MaxCheckpointHeads + 5 {
+	for i := range audit.MaxCheckpointHeads + 5 {
 		x.lifecycle(fmt.Sprintf("evt_%d:task", i))
 	}
 	c1, wrote, err := x.trail.Checkpoint(ctx)
-	if err != nil || !wrote || c1.Seq != 1 || len(c1.Heads) != domain.MaxCheckpointHeads || c1.Root != domain.MerkleRoot(c1.Heads) {
+	if err != nil || !wrote || c1.Seq != 1 || len(c1.Heads) != audit.MaxCheckpointHeads || c1.Root != audit.MerkleRoot(c1.Heads) {
 		t.Fatalf("first checkpoint: %d heads %v %v", len(c1.Heads), wrote, err)
 	}
 	c2, wrote, err := x.trail.Checkpoint(ctx)
@@ -157,7 +158,7 @@ func TestPurge_onlyFinalStreamsPastRetention(t *testing.T) {
 	}
 	store.AllowTampering(t, x.s)
 	store.ExecRaw(t, x.s, "DELETE FROM audit_events WHERE stream = ?", res.Operation.ID)
-	if rep := x.verify(); rep.OK() || rep.Breaks[0].Kind != domain.BreakMissingStream || rep.Breaks[0].Stream != res.Operation.ID {
+	if rep := x.verify(); rep.OK() || rep.Breaks[0].Kind != audit.BreakMissingStream || rep.Breaks[0].Stream != res.Operation.ID {
 		t.Fatalf("a stream deleted without a tombstone: %v", rep.Breaks)
 	}
 }

@@ -49,6 +49,12 @@ func cardDefinition(c domain.Card) []byte {
 		out := make([]map[string]string, len(ds))
 		for i, d := range ds {
 			out[i] = map[string]string{"url": d.URL, "secret_env": d.SecretEnv, "format": d.Format}
+			if d.Unsigned {
+				out[i]["unsigned"] = "true"
+			}
+			if d.SeesHiddenContent {
+				out[i]["sees_hidden_content"] = "true"
+			}
 		}
 		return out
 	}
@@ -63,6 +69,14 @@ func cardDefinition(c domain.Card) []byte {
 	}
 	if c.ContentVisibleTo != (domain.Role{}) { // only when set: cards without it keep their versions
 		def["content_visible_to"] = c.ContentVisibleTo.String()
+	}
+	for name, v := range map[string]string{"key_pattern": c.KeyPattern, "provider_concurrency": c.ProviderConcurrency} {
+		if v != "" {
+			def[name] = v
+		}
+	}
+	if c.TwinsAllowed {
+		def["twins"] = "allow"
 	}
 	b, _ := json.Marshal(def)
 	canon, _ := domain.Canonicalize(b)

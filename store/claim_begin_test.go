@@ -31,7 +31,7 @@ func TestClaimBegin_WorkerDiesBeforeItsCall(t *testing.T) {
 	l.Now = func() time.Time { return clock }
 	register := func(key, typ string, begin bool) domain.Operation {
 		t.Helper()
-		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(`{"to":"a"}`),
+		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(`{"to":"a","key":"` + key + `"}`),
 			Claim: &domain.Claim{Worker: "w", Lease: time.Second, Begin: begin}})
 		if err != nil || res.Claim == nil {
 			t.Fatalf("register %s: %+v %v", key, res, err)

@@ -19,7 +19,7 @@ func registerReady(t *testing.T, l *domain.Ledger, actor domain.Actor, n int) []
 	var ids []string
 	for i := range n {
 		res, err := l.Register(context.Background(), actor, domain.Registration{Key: fmt.Sprintf("evt_pull:%d", i),
-			Type: "crm.task.create", Content: json.RawMessage(`{"n":1}`)})
+			Type: "crm.task.create", Content: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))})
 		if err != nil || res.Operation.State != domain.Received {
 			t.Fatalf("register %d: %+v %v", i, res.Operation, err)
 		}

@@ -18,7 +18,7 @@ func intoDesk(t *testing.T, l *domain.Ledger, key string, unknown bool) domain.O
 	t.Helper()
 	ctx := context.Background()
 	res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create", EventID: "evt_desk",
-		Content: json.RawMessage(`{"a":1}`), Claim: &domain.Claim{Worker: "w1"}})
+		Content: json.RawMessage(`{"a":"` + key + `"}`), Claim: &domain.Claim{Worker: "w1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestDesk_ItemAndApprovals(t *testing.T) {
 	}
 	for i := range 2 {
 		if _, err := l.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("evt_c:%d", i), Type: "coupon.issue",
-			Content: json.RawMessage(`{"c":1}`)}); err != nil {
+			Content: json.RawMessage(fmt.Sprintf(`{"c":%d}`, i))}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -152,7 +152,7 @@ func TestGroupCommit_connectionKilled(t *testing.T) {
 			for i := range perWorker {
 				key := fmt.Sprintf("evt_%d_%d:task", w, i)
 				res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
-					Content: json.RawMessage(`{"a":1}`), Claim: &domain.Claim{Worker: "w1"}})
+					Content: json.RawMessage(`{"a":"` + key + `"}`), Claim: &domain.Claim{Worker: "w1"}})
 				if err != nil || res.Claim == nil {
 					continue // unknown or refused: nothing acknowledged
 				}

@@ -87,6 +87,9 @@ func (s *Store) listSQL(q domain.ListQuery) (string, []any, int, error) {
 	if !q.InDeskBefore.IsZero() {
 		add("COALESCE(desk_entered_at, created_at) < ?", q.InDeskBefore.UTC())
 	}
+	if len(q.AwaitingLookupOf) > 0 { // as domain.AwaitingLookup
+		add("NOT (state = 'unknown_outcome' AND desk_entered_at IS NULL AND type IN ?)", q.AwaitingLookupOf)
+	}
 	if q.Cursor != "" {
 		at, id, err := decodeCursor(q.Cursor)
 		if err != nil {
@@ -129,18 +132,40 @@ const sideSearch = `EXISTS (SELECT 1 FROM operation_search s WHERE s.operation_i
 // keys; the attempt's operation is a scalar subquery, evaluated once,
 // rather than IN (…): an IN inside an OR is checked row by row, and that
 // makes PostgreSQL read the whole table.
+//
+// The content of q.ContentHiddenTypes is not searched: the side table
+// holds it in the same row as the other columns, so operations of those
+// types are matched column by column instead.
 func (s *Store) textMatch(q domain.ListQuery) (string, []any) {
 	pat := "%" + escapeLike(strings.ToLower(q.Text)) + "%"
+	hidden := q.ContentHiddenTypes
 	if q.Deep && s.dialect == "postgres" && !strings.Contains(q.Text, "\n") {
-		return sideSearch, []any{pat, q.Text, q.Text}
+		if len(hidden) == 0 {
+			return sideSearch, []any{pat, q.Text, q.Text}
+		}
+		cols, args := columnMatch(q, pat)
+		return "((type NOT IN ? AND " + sideSearch + ") OR (type IN ? AND " + cols + "))",
+			append([]any{hidden, pat, q.Text, q.Text, hidden}, args...)
 	}
+	cols, args := columnMatch(q, pat)
+	if q.Deep && len(hidden) > 0 {
+		return "(" + cols + " OR (type NOT IN ? AND LOWER(content) LIKE ? ESCAPE '\\'))", append(args, hidden, pat)
+	}
+	if q.Deep {
+		return "(" + cols + " OR LOWER(content) LIKE ? ESCAPE '\\')", append(args, pat)
+	}
+	return cols, args
+}
+
+// columnMatch matches pat in the searched columns and, for a deep search,
+// the operation or an attempt by its ID.
+func columnMatch(q domain.ListQuery, pat string) (string, []any) {
 	var ors []string
 	var args []any
 	for _, c := range searchColumns {
 		ors, args = append(ors, "LOWER(COALESCE("+c+", '')) LIKE ? ESCAPE '\\'"), append(args, pat)
 	}
 	if q.Deep {
-		ors, args = append(ors, "LOWER(content) LIKE ? ESCAPE '\\'"), append(args, pat)
 		ors = append(ors, "id = ?", "id = (SELECT operation_id FROM attempts WHERE id = ?)")
 		args = append(args, q.Text, q.Text)
 	}

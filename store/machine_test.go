@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,8 +21,10 @@ import (
 // refused (2), no claim after action_pending without proof (3), the card
 // enforced (4), final states final (5), a gap-free hash-chained audit stream
 // written with every change (6), and claims that hand out the approved
-// snapshot (7). The pure transition function has its own, finer machine test
-// in domain; this one proves the store keeps what the domain decided.
+// snapshot (7), one retry layer (8), no provider key sent with other content
+// than it was first sent with (9), and twins held for a person (10). The
+// pure transition function has its own, finer machine test in domain; this
+// one proves the store keeps what the domain decided.
 func TestLedgerMachine(t *testing.T) {
 	db := storetest.New(t) // one database; every check is scoped to the run's namespace
 	run := 0
@@ -31,14 +34,15 @@ func TestLedgerMachine(t *testing.T) {
 		if !storetest.Postgres() {
 			db.SetClock(func() time.Time { return m.clock })
 		}
-		m.ledger = domain.NewLedger(db, testCards())
+		m.ledger = domain.NewLedger(db, machineCards())
 		m.ledger.Now = func() time.Time { return m.clock }
 		m.wf = domain.Actor{Kind: domain.ActorWorkflow, Name: "w", Namespace: m.ns}
 		m.ops = map[string]*opModel{}
+		m.keyContent = map[string]string{}
 		rt.Repeat(map[string]func(*rapid.T){
 			"register": m.register, "claim": m.claim, "begin": m.begin, "settle": m.settle,
 			"staleToken": m.staleToken, "expire": m.expire, "resolve": m.resolve, "approve": m.approve,
-			"": m.check,
+			"revise": m.revise, "": m.check,
 		})
 	})
 }
@@ -58,6 +62,19 @@ type ledgerModel struct {
 	wf     domain.Actor
 	clock  time.Time
 	ops    map[string]*opModel
+	// keyContent is the content hash each provider key was first sent
+	// with, across the namespace's operations (invariant 9).
+	keyContent map[string]string
+}
+
+// machineCards are the store tests' cards and a mailer whose worker owns
+// the retries (retry_layer worker).
+func machineCards() domain.Cards {
+	cs := testCards()
+	w := cs["mail.send"]
+	w.Name, w.RetryLayer = "mail.worker", domain.RetryByWorker
+	cs[w.Name] = w
+	return cs
 }
 
 var keys = []string{"evt_1:a", "evt_1:b", "evt_2:a"}
@@ -66,14 +83,22 @@ func (m *ledgerModel) key(t *rapid.T) string { return rapid.SampledFrom(keys).Dr
 
 func (m *ledgerModel) register(t *rapid.T) {
 	key := m.key(t)
-	typ := rapid.SampledFrom([]string{"crm.task.create", "coupon.issue", "mail.send"}).Draw(t, "type")
+	typ := rapid.SampledFrom([]string{"crm.task.create", "coupon.issue", "mail.send", "mail.worker"}).Draw(t, "type")
 	content := rapid.SampledFrom([]string{`{"a":1}`, `{"a":1.0}`, `{"a":2}`}).Draw(t, "content")
 	var claim *domain.Claim
 	if rapid.Bool().Draw(t, "claim") {
 		claim = &domain.Claim{Worker: "w", Begin: rapid.Bool().Draw(t, "begin")}
 	}
+	twin := m.openTwin(t, key, typ, content)
 	res, err := m.ledger.Register(context.Background(), m.wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(content), Claim: claim})
 	om := m.ops[key]
+	if om == nil && err == nil && twin != "" {
+		// Invariant 10: a new key is no escape hatch while the twin is open.
+		if op := res.Operation; op.State != domain.AwaitingApproval || op.LastError == nil ||
+			op.LastError.Code != domain.CodeTwinUnresolved || !strings.Contains(op.LastError.Message, twin) || res.Claim != nil {
+			t.Fatalf("invariant 10: %s registered as %s (%+v) while its twin %s is open", key, op.State, op.LastError, twin)
+		}
+	}
 	if om == nil {
 		if err != nil {
 			t.Fatalf("first registration of %s: %v", key, err)
@@ -162,10 +187,52 @@ func (m *ledgerModel) claim(t *rapid.T) {
 
 func (m *ledgerModel) begin(t *rapid.T) {
 	om, op := m.load(t)
-	_, err := m.ledger.Begin(context.Background(), m.wf, om.id, domain.Begin{LeaseToken: op.LeaseToken})
+	after, err := m.ledger.Begin(context.Background(), m.wf, om.id, domain.Begin{LeaseToken: op.LeaseToken})
 	if err == nil {
 		om.everPending = true
+		if first, ok := m.keyContent[after.ProviderKey]; ok && first != after.ContentSHA256 &&
+			machineCards()[after.Type].ProviderIdempotency != domain.IdempotencyNone {
+			t.Fatalf("invariant 9: %s sent content %s under %s, first sent with %s", om.id, after.ContentSHA256, after.ProviderKey, first)
+		}
+		if _, ok := m.keyContent[after.ProviderKey]; !ok {
+			m.keyContent[after.ProviderKey] = after.ContentSHA256
+		}
+		if after.ProviderKeySentVersion != after.ContentVersion {
+			t.Fatalf("invariant 9: %s's key was sent with v%d, the content is v%d", om.id, after.ProviderKeySentVersion, after.ContentVersion)
+		}
 	}
+}
+
+// openTwin names the operation of another key in the namespace with the
+// same type and content whose outcome is open, "" when there is none — as
+// the database holds them, compared here, not asked of the store's Twin.
+func (m *ledgerModel) openTwin(t *rapid.T, key, typ, content string) string {
+	canon, err := domain.CanonicalObject(json.RawMessage(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, om := range m.ops {
+		if k == key {
+			continue
+		}
+		op, err := m.ledger.Get(context.Background(), m.wf, om.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open := op.State == domain.ActionPending || op.State == domain.UnknownOutcome || op.State == domain.FailedTerminal
+		if open && op.Type == typ && op.Fingerprint == domain.Fingerprint(typ, canon) {
+			return op.ID
+		}
+	}
+	return ""
+}
+
+// revise has a person revise the content.
+func (m *ledgerModel) revise(t *rapid.T) {
+	om, op := m.load(t)
+	content := rapid.SampledFrom([]string{`{"a":3}`, `{"a":4}`}).Draw(t, "revision")
+	_, _ = m.ledger.Revise(context.Background(), operator, om.id, domain.Revise{Content: json.RawMessage(content),
+		Reason: "fix", ExpectedVersion: op.Version})
 }
 
 func (m *ledgerModel) settle(t *rapid.T) {
@@ -180,7 +247,7 @@ func (m *ledgerModel) settle(t *rapid.T) {
 	if err != nil {
 		return
 	}
-	card := testCards()[op.Type]
+	card := machineCards()[op.Type]
 	doubt := op.State == domain.ActionPending && (class.LeavesDoubt() || outcome == domain.OutcomeUnknown)
 	if doubt && outcome != domain.OutcomeCompleted && after.State != domain.UnknownOutcome && !(after.State == domain.FailedRetryable && resendProved(after)) {
 		t.Fatalf("invariant 4: a doubtful %s after begin became %s", class, after.State)
@@ -190,6 +257,9 @@ func (m *ledgerModel) settle(t *rapid.T) {
 	}
 	if after.State == domain.FailedRetryable || after.State == domain.FailedTerminal {
 		om.everPending = false // the provider proved it had no effect
+	}
+	if card.Retrier() == domain.RetryByWorker && outcome == domain.OutcomeFailedRetryable && after.State == domain.FailedRetryable {
+		t.Fatalf("invariant 8: a retry scheduled on top of the worker's (%+v)", after)
 	}
 }
 
@@ -251,7 +321,7 @@ func (m *ledgerModel) resolve(t *rapid.T) {
 // deduplicates, the guard is set, and the change happened before the key
 // left its retention window — computed here, not asked of the domain.
 func resendProved(op domain.Operation) bool {
-	card := testCards()[op.Type]
+	card := machineCards()[op.Type]
 	return card.ProviderIdempotency != domain.IdempotencyNone && op.ProviderKeyFirstSentAt != nil &&
 		op.LastError != nil && op.LastError.Code == domain.CodeResendGuarded &&
 		op.UpdatedAt.Before(op.ProviderKeyFirstSentAt.Add(card.ProviderKeyRetention))

@@ -37,10 +37,11 @@ type notificationRow struct {
 func (notificationRow) TableName() string { return "notifications" }
 
 func (r notificationRow) toDomain() domain.NotificationRecord {
+	summary, unreadable := decodeSummary(r.Summary)
 	return domain.NotificationRecord{
 		Notification: domain.Notification{ID: r.ID, OperationID: r.OperationID, Namespace: r.Namespace, OpType: r.OpType,
 			Type: r.Type, Destination: domain.Destination{URL: r.URL, SecretEnv: r.SecretEnv, Format: r.Format},
-			Summary: []byte(r.Summary), CreatedAt: r.CreatedAt.UTC()},
+			Summary: summary, Unreadable: unreadable, CreatedAt: r.CreatedAt.UTC()},
 		Status: r.Status, Attempts: r.Attempts, NextAttemptAt: r.NextAttemptAt.UTC(), ClaimToken: r.ClaimToken,
 		DeliveredAt: utcPtr(r.DeliveredAt), LastStatus: r.LastStatus, LastError: r.LastError,
 	}
@@ -64,7 +65,7 @@ func (notificationAttemptRow) TableName() string { return "notification_attempts
 func toNotificationRow(n domain.Notification) notificationRow {
 	return notificationRow{ID: n.ID, OperationID: n.OperationID, Namespace: n.Namespace, OpType: n.OpType,
 		Type: n.Type, URL: n.Destination.URL, SecretEnv: n.Destination.SecretEnv, Format: n.Destination.Format,
-		Summary: string(n.Summary), CreatedAt: n.CreatedAt.UTC(), Status: domain.NotificationPending,
+		Summary: encodeSummary(n.Summary), CreatedAt: n.CreatedAt.UTC(), Status: domain.NotificationPending,
 		NextAttemptAt: n.CreatedAt.UTC()}
 }
 
@@ -189,6 +190,12 @@ func (s *Store) Notifications(ctx context.Context, operationID string) ([]domain
 	if err := db.Where("operation_id = ?", operationID).Order("created_at, id").Find(&rows).Error; err != nil {
 		return nil, translate(err, "notification")
 	}
+	return withHistory(db, rows)
+}
+
+// withHistory is the notifications with every attempt of each, read in
+// one query.
+func withHistory(db *gorm.DB, rows []notificationRow) ([]domain.NotificationRecord, error) {
 	out := make([]domain.NotificationRecord, len(rows))
 	ids := make([]string, len(rows))
 	at := map[string]int{}
@@ -368,18 +375,15 @@ func (s *Store) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
 }
 
 // UndeliveredNotifications lists failed and retrying notifications, newest
-// first.
+// first, each with its attempts.
 func (s *Store) UndeliveredNotifications(ctx context.Context, limit int) ([]domain.NotificationRecord, error) {
 	var rows []notificationRow
-	if err := s.db.WithContext(ctx).Where("status = 'failed' OR (status = 'pending' AND attempts > 0)").
+	db := s.db.WithContext(ctx)
+	if err := db.Where("status = 'failed' OR (status = 'pending' AND attempts > 0)").
 		Order("created_at DESC, id DESC").Limit(limit).Find(&rows).Error; err != nil {
 		return nil, translate(err, "notification")
 	}
-	out := make([]domain.NotificationRecord, len(rows))
-	for i, r := range rows {
-		out[i] = r.toDomain()
-	}
-	return out, nil
+	return withHistory(db, rows)
 }
 
 var waitingStates = []string{"unknown_outcome", "failed_terminal", "awaiting_approval"}
@@ -413,6 +417,9 @@ func (s *Store) RecoveryStats(ctx context.Context, days int) (domain.RecoverySta
 	}
 	slices.Sort(ds)
 	out.Resolved, out.P50, out.P90 = len(ds), domain.Percentile(ds, 0.5), domain.Percentile(ds, 0.9)
+	if out.SettledByLookup, err = s.settledByLookup(ctx, since); err != nil {
+		return out, err
+	}
 
 	// Per day, newest first as cumulative counts, then turned around.
 	today := now.Truncate(24 * time.Hour)
@@ -439,7 +446,10 @@ func (s *Store) RecoveryStats(ctx context.Context, days int) (domain.RecoverySta
 		}
 		return perDay, nil
 	}
-	entries, err := count("to_state IN ? AND from_state NOT IN ?", waitingStates, waitingStates)
+	// An unknown outcome Handoff's own lookup settled next never waited on
+	// a person: its entry is not one (lookupSettledNext).
+	entries, err := count("to_state IN ? AND from_state NOT IN ? AND "+lookupSettledNext, waitingStates, waitingStates,
+		[]string{domain.ActionLookedUp, domain.ActionLookupNotFound})
 	if err != nil {
 		return out, err
 	}

@@ -27,7 +27,7 @@ var dave = domain.Actor{Kind: domain.ActorPerson, Name: "dave", Email: "dave@exa
 func toDesk(t *testing.T, l *domain.Ledger, key string) domain.Operation {
 	t.Helper()
 	ctx := context.Background()
-	res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create", Content: json.RawMessage(`{"a":1}`),
+	res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create", Content: json.RawMessage(`{"a":"` + key + `"}`),
 		Claim: &domain.Claim{Worker: "w"}})
 	if err != nil || res.Claim == nil {
 		t.Fatalf("register: %+v %v", res, err)

@@ -19,8 +19,9 @@ import (
 // the test keeps guarding whichever write path implements it.
 func TestStore_Apply_refusesAStaleChange(t *testing.T) {
 	ctx := context.Background()
-	var db domain.Store = storetest.New(t)
-	l := domain.NewLedger(db, testCards())
+	s := storetest.New(t)
+	var db domain.Store = s
+	l := domain.NewLedger(s, testCards())
 	res, err := l.Register(ctx, wf, domain.Registration{Key: "evt_cas:task", Type: "crm.task.create",
 		Content: json.RawMessage(`{"a":1}`), Claim: &domain.Claim{Worker: "a"}})
 	if err != nil || res.Claim == nil {
@@ -62,7 +63,7 @@ func TestStore_Apply_refusesAStaleChange(t *testing.T) {
 		ch.Notifications = []domain.Notification{{ID: "msg_cas_" + ch.Op.ID, OperationID: ch.Op.ID,
 			Namespace: ch.Op.Namespace, OpType: ch.Op.Type, Type: "operation.handed_off",
 			Destination: domain.Destination{URL: "https://hooks.example.com/x", Format: domain.FormatStandard},
-			Summary:     json.RawMessage(`{}`), CreatedAt: ch.Op.UpdatedAt}}
+			CreatedAt:   ch.Op.UpdatedAt}}
 		return ch
 	}
 	for _, tc := range []struct {

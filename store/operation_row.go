@@ -31,31 +31,34 @@ type operationRow struct {
 	ApprovalAt             *time.Time
 	ProviderKey            string
 	ProviderKeyFirstSentAt *time.Time
-	Attempts               int
-	RetryFrom              int
-	FirstAttemptAt         *time.Time
-	LeaseToken             int64
-	LeaseWorker            *string
-	LeaseExpiresAt         *time.Time
-	NextRetryAt            *time.Time
-	ResultRef              *string
-	ResultData             *string
-	LastErrorClass         *string
-	LastErrorCode          *string
-	LastErrorMessage       *string
-	Assignee               string
-	AssigneeIssuer         string
-	AssigneeSubject        string
-	ResolutionAction       *string
-	ResolutionBy           *string
-	ResolutionReason       *string
-	ResolutionAt           *time.Time
-	AuditHead              string
-	DeskEnteredAt          *time.Time
-	AssignedAt             *time.Time
-	EscalatedAt            *time.Time
-	CreatedAt              time.Time `gorm:"column:created_at;autoCreateTime:false"`
-	UpdatedAt              time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
+	// ProviderKeyContentVersion: the content version the provider key was
+	// first sent with; 0 before.
+	ProviderKeyContentVersion int
+	Attempts                  int
+	RetryFrom                 int
+	FirstAttemptAt            *time.Time
+	LeaseToken                int64
+	LeaseWorker               *string
+	LeaseExpiresAt            *time.Time
+	NextRetryAt               *time.Time
+	ResultRef                 *string
+	ResultData                *string
+	LastErrorClass            *string
+	LastErrorCode             *string
+	LastErrorMessage          *string
+	Assignee                  string
+	AssigneeIssuer            string
+	AssigneeSubject           string
+	ResolutionAction          *string
+	ResolutionBy              *string
+	ResolutionReason          *string
+	ResolutionAt              *time.Time
+	AuditHead                 string
+	DeskEnteredAt             *time.Time
+	AssignedAt                *time.Time
+	EscalatedAt               *time.Time
+	CreatedAt                 time.Time `gorm:"column:created_at;autoCreateTime:false"`
+	UpdatedAt                 time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
 	// ContentPurgedAt is read with the row but never written with it: only
 	// PurgeContent sets it (content_purge.go).
 	ContentPurgedAt *time.Time `gorm:"column:content_purged_at;->"`
@@ -77,7 +80,8 @@ func toOperationRow(op domain.Operation) operationRow {
 		Fingerprint: op.Fingerprint, ContentVersion: op.ContentVersion, ContentSHA256: op.ContentSHA256,
 		Content: string(op.Content), ContentAuthor: op.ContentAuthor,
 		ProviderKey: op.ProviderKey, ProviderKeyFirstSentAt: utcPtr(op.ProviderKeyFirstSentAt),
-		Attempts: op.Attempts, RetryFrom: op.RetryFrom, FirstAttemptAt: utcPtr(op.FirstAttemptAt),
+		ProviderKeyContentVersion: op.ProviderKeySentVersion,
+		Attempts:                  op.Attempts, RetryFrom: op.RetryFrom, FirstAttemptAt: utcPtr(op.FirstAttemptAt),
 		LeaseToken: op.LeaseToken, NextRetryAt: utcPtr(op.NextRetryAt),
 		Assignee: op.Assignee, AssigneeIssuer: op.AssigneeIssuer, AssigneeSubject: op.AssigneeSubject, AuditHead: op.AuditHead,
 		DeskEnteredAt: utcPtr(op.DeskEnteredAt), AssignedAt: utcPtr(op.AssignedAt), EscalatedAt: utcPtr(op.EscalatedAt),
@@ -115,7 +119,8 @@ func (r operationRow) toDomain() (domain.Operation, error) {
 		Supersedes: r.Supersedes, SupersededBy: r.SupersededBy, Fingerprint: r.Fingerprint,
 		ContentVersion: r.ContentVersion, ContentSHA256: r.ContentSHA256, Content: json.RawMessage(r.Content),
 		ContentAuthor: r.ContentAuthor, ProviderKey: r.ProviderKey, ProviderKeyFirstSentAt: utcPtr(r.ProviderKeyFirstSentAt),
-		Attempts: r.Attempts, RetryFrom: r.RetryFrom, FirstAttemptAt: utcPtr(r.FirstAttemptAt),
+		ProviderKeySentVersion: r.ProviderKeyContentVersion,
+		Attempts:               r.Attempts, RetryFrom: r.RetryFrom, FirstAttemptAt: utcPtr(r.FirstAttemptAt),
 		LeaseToken: r.LeaseToken, NextRetryAt: utcPtr(r.NextRetryAt), Assignee: r.Assignee,
 		AssigneeIssuer: r.AssigneeIssuer, AssigneeSubject: r.AssigneeSubject,
 		AuditHead: r.AuditHead, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),

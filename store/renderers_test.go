@@ -98,7 +98,7 @@ func TestRenderers_equivalent(t *testing.T) {
 	}
 	register := func(key, typ string, claim *domain.Claim) domain.RegisterResult {
 		t.Helper()
-		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(`{"to":"ada"}`), Claim: claim})
+		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(`{"to":"` + key + `"}`), Claim: claim})
 		if err != nil || !res.Created {
 			t.Fatalf("register %s: %+v %v", key, res, err)
 		}

@@ -94,6 +94,7 @@ var opTable = []column[operationRow]{
 	{"assignee_issuer", "text", state, func(r *operationRow) any { return &r.AssigneeIssuer }},
 	{"assignee_subject", "text", state, func(r *operationRow) any { return &r.AssigneeSubject }},
 	{"content_purged_at", "timestamptz", readOnly, func(r *operationRow) any { return &r.ContentPurgedAt }},
+	{"provider_key_content_version", "integer", state, func(r *operationRow) any { return &r.ProviderKeyContentVersion }},
 }
 
 // auditTable is the audit_events table, in auditColumns' order.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/store"
 	"github.com/opshandoff/handoff/store/storetest"
@@ -75,7 +76,7 @@ func TestSupersede_racingPurgeKeepsContentPurged(t *testing.T) {
 	if leaked > 0 {
 		t.Fatalf("%d of %d superseded originals hold their purged content again", leaked, n)
 	}
-	rep, err := domain.NewAuditTrail(a).VerifyDB(ctx, &domain.Verifier{})
+	rep, err := audit.NewTrail(a).VerifyDB(ctx, &audit.Verifier{})
 	if err != nil || !rep.OK() {
 		t.Fatalf("audit trail: %+v %v", rep, err)
 	}

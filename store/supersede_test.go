@@ -34,7 +34,7 @@ func TestLedger_Supersede_race(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			res, err := l.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("repl-%d", i), Type: "crm.task.create",
-				Content: json.RawMessage(`{"n":1}`), Supersedes: orig.Operation.ID})
+				Content: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)), Supersedes: orig.Operation.ID})
 			results[i], ids[i] = err, res.Operation.ID
 		}()
 	}

@@ -22,6 +22,7 @@ type tokenRow struct {
 	Namespace  string
 	Name       string
 	Hash       string
+	PersonRole string
 	CreatedAt  time.Time `gorm:"autoCreateTime:false"`
 	RevokedAt  *time.Time
 	LastUsedAt *time.Time
@@ -30,13 +31,13 @@ type tokenRow struct {
 func (tokenRow) TableName() string { return "api_tokens" }
 
 func (r tokenRow) toDomain() domain.APIToken {
-	return domain.APIToken{ID: r.ID, Namespace: r.Namespace, Name: r.Name, Hash: r.Hash,
+	return domain.APIToken{ID: r.ID, Namespace: r.Namespace, Name: r.Name, Hash: r.Hash, PersonRole: r.PersonRole,
 		CreatedAt: r.CreatedAt.UTC(), RevokedAt: utcPtr(r.RevokedAt), LastUsedAt: utcPtr(r.LastUsedAt)}
 }
 
 // CreateToken stores a new token and its audit event in one transaction.
 func (s *Store) CreateToken(ctx context.Context, t domain.APIToken, e domain.AuditEvent) error {
-	row := tokenRow{ID: t.ID, Namespace: t.Namespace, Name: t.Name, Hash: t.Hash, CreatedAt: t.CreatedAt.UTC()}
+	row := tokenRow{ID: t.ID, Namespace: t.Namespace, Name: t.Name, Hash: t.Hash, PersonRole: t.PersonRole, CreatedAt: t.CreatedAt.UTC()}
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		if err := tx.Create(&row).Error; err != nil {
 			return err

@@ -17,7 +17,7 @@ import (
 func (s *server) deskRoutes(e *gin.Engine) {
 	// session.go: sends whoever is not signed in to sign in, after
 	// desk_flash.go kept a decision they posted.
-	g := e.Group("/desk", s.keepExpiredDecision, requirePerson)
+	g := e.Group("/desk", limitBody, s.keepExpiredDecision, requirePerson) // body.go: before any form is read
 	g.GET("", s.overview)
 	g.GET("/queue", s.queue)
 	g.GET("/operations/:id", s.operation)
@@ -25,6 +25,7 @@ func (s *server) deskRoutes(e *gin.Engine) {
 	g.POST("/operations/:id/resolve", s.resolve)
 	g.POST("/operations/:id/assign", s.assign)
 	g.POST("/operations/:id/notes", s.note)
+	g.POST("/operations/:id/lookup", s.lookupNow)
 	g.POST("/operations/:id/revisions", s.revise)
 	g.POST("/operations/:id/approve", s.approve)
 	g.POST("/operations/:id/reject", s.reject)
@@ -39,8 +40,9 @@ func (s *server) deskRoutes(e *gin.Engine) {
 	g.GET("/operations", s.operations)
 	g.POST("/batch/preview", s.batchPreview)
 	g.POST("/batch", s.batchApply)
-	g.GET("/batch/:id", s.batchResult) // desk_batch_result.go
-	g.POST("/time", s.chooseTime)      // desk_time.go
+	g.GET("/batch/:id", s.batchResult)  // desk_batch_result.go
+	g.POST("/time", s.chooseTime)       // desk_time.go
+	g.POST("/density", s.chooseDensity) // desk_time.go
 }
 
 // me is the signed-in person; requirePerson guarantees there is one.

@@ -131,8 +131,8 @@ func (s *server) decide(c *gin.Context, errs []domain.FieldError, call func(cont
 		err = call(ctx)
 	}
 	if err == nil {
-		back := returnTo(c, "/desk/operations/"+c.Param("id"))
-		if back == "/desk/operations/"+c.Param("id") {
+		back := returnTo(c, domain.DeskPath(c.Param("id")))
+		if back == domain.DeskPath(c.Param("id")) {
 			s.setFlash(c, flash{Op: c.Param("id"), Done: recorded(c)})
 			back = pages.ItemURL(c.Param("id"), fromOf(c)) // "next item" keeps the list's filter
 		}
@@ -208,6 +208,8 @@ func recorded(c *gin.Context) string {
 	switch {
 	case strings.HasSuffix(c.Request.URL.Path, "/notes"):
 		return "Your note was added."
+	case strings.HasSuffix(c.Request.URL.Path, "/lookup"):
+		return "Looked up at the provider: the answer is shown below. Nothing was decided."
 	case strings.HasSuffix(c.Request.URL.Path, "/assign"):
 		return "The assignment was recorded."
 	case strings.HasSuffix(c.Request.URL.Path, "/revisions"):

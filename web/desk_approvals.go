@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/views/components"
 	"github.com/opshandoff/handoff/views/pages"
 )
 
@@ -34,6 +35,10 @@ func (s *server) approvals(c *gin.Context) {
 		if it.CreatedAt.IsZero() {
 			it.CreatedAt = p.Op.CreatedAt
 		}
+		if e := p.Op.LastError; e != nil && (e.Code == domain.CodeTwinUnresolved || e.Code == domain.CodeSupersedesSent) {
+			// Approving runs it a second time on purpose: say which one first.
+			it.Reason = e.Code + ": " + e.Message
+		}
 		var before []byte
 		if p.Previous != nil {
 			before = p.Previous.Content
@@ -42,9 +47,10 @@ func (s *server) approvals(c *gin.Context) {
 		}
 		it.Diff, it.DiffTruncated = boundedDiff(before, p.Current.Content)
 		it.Download = snapshotURL(p.Op.ID, p.Current.Version)
+		it.Hidden = components.ContentHiddenRunes(p.Current.Content)
 		if p.Op.ContentHidden {
 			card, _ := s.ledger.Cards.Get(p.Op.Type)
-			it.HiddenFrom, it.Bytes, it.Diff, it.DiffTruncated = card.ContentVisibleTo.String(), p.Op.ContentBytes, nil, false
+			it.HiddenFrom, it.Bytes, it.Diff, it.DiffTruncated, it.Hidden = card.ContentVisibleTo.String(), p.Op.ContentBytes, nil, false, nil
 		}
 		v.Items = append(v.Items, it)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/views/pages"
 )
@@ -32,8 +33,8 @@ func (s *server) audit(c *gin.Context) {
 	for _, a := range auditActions {
 		v.Actions = append(v.Actions, pages.Option{Value: a, Label: a})
 	}
-	if domain.MayExportAudit(me(c)) {
-		v.ExportCSV, v.ExportJSONL = auditExportURL(f, domain.FormatCSV), auditExportURL(f, domain.FormatJSONL)
+	if audit.MayExport(me(c)) {
+		v.ExportCSV, v.ExportJSONL = auditExportURL(f, audit.FormatCSV), auditExportURL(f, audit.FormatJSONL)
 	}
 	var err error
 	if len(errs) > 0 {
@@ -69,10 +70,7 @@ func auditFilter(c *gin.Context) (pages.AuditFilter, domain.AuditQuery, []domain
 
 // auditPage is one page of the audit trail, as GET /v1/audit reads it.
 func (s *server) auditPage(c *gin.Context, q domain.AuditQuery) ([]domain.AuditEvent, string, error) {
-	trail, err := s.ledger.Audit()
-	if err != nil {
-		return nil, "", err
-	}
+	trail := audit.OfLedger(s.ledger)
 	q.Limit = auditPageSize
 	return trail.List(c.Request.Context(), me(c), domain.AuditSelect{AuditQuery: q, WithSystem: true})
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 )
 
@@ -14,16 +15,16 @@ import (
 // written, so a refusal is a page, not half a file.
 func (s *server) auditExport(c *gin.Context) {
 	_, q, errs := auditFilter(c)
-	format := c.DefaultQuery("format", domain.FormatCSV)
+	format := c.DefaultQuery("format", audit.FormatCSV)
 	person := me(c)
-	trail, err := s.ledger.Audit()
+	trail := audit.OfLedger(s.ledger)
+	var err error
 	switch {
-	case err != nil:
 	case len(errs) > 0:
 		err = domain.Invalid(errs...)
-	case !domain.MayExportAudit(person):
+	case !audit.MayExport(person):
 		err = domain.Errorf(domain.EForbidden, "exporting the audit trail needs the auditor or admin role")
-	case format != domain.FormatCSV && format != domain.FormatJSONL:
+	case format != audit.FormatCSV && format != audit.FormatJSONL:
 		err = domain.Invalid(domain.FieldError{Field: "format", Message: "must be csv or jsonl"})
 	}
 	if err != nil {
@@ -31,15 +32,15 @@ func (s *server) auditExport(c *gin.Context) {
 		return
 	}
 	contentType := "text/csv; charset=utf-8"
-	if format == domain.FormatJSONL {
+	if format == audit.FormatJSONL {
 		contentType = "application/jsonl; charset=utf-8"
 	}
 	c.Header("Content-Type", contentType)
 	c.Header("Content-Disposition", `attachment; filename="handoff-audit.`+format+`"`)
 	c.Status(http.StatusOK)
-	sink, err := domain.NewAuditEncoder(c.Writer, format)
+	sink, err := audit.NewEncoder(c.Writer, format)
 	if err == nil {
-		err = trail.Export(c.Request.Context(), person, domain.AuditExport{Query: domain.AuditSelect{AuditQuery: q}, Format: format}, sink)
+		err = trail.Export(c.Request.Context(), person, audit.Export{Query: domain.AuditSelect{AuditQuery: q}, Format: format}, sink)
 	}
 	if err != nil { // the status is sent: say so in the log; the file's last line will not verify
 		s.log.ErrorContext(c.Request.Context(), "audit export failed", "err", err)

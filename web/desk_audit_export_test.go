@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 )
 
@@ -44,10 +45,7 @@ func TestDesk_AuditExport(t *testing.T) {
 	d.get("vic", "/desk/audit/export?format=csv").want(http.StatusForbidden)
 	d.get("aud", "/desk/audit/export?format=xml").want(http.StatusUnprocessableEntity) // the desk answers bad input with 422
 
-	trail, err := d.ledger.Audit()
-	if err != nil {
-		t.Fatal(err)
-	}
+	trail := audit.OfLedger(d.ledger)
 	evs, _, err := trail.List(context.Background(), testPeople["aud"], domain.AuditSelect{
 		AuditQuery: domain.AuditQuery{Action: domain.ActionAuditExported, Limit: 10}, WithSystem: true})
 	if err != nil || len(evs) != 1 || evs[0].Actor.Email != "audra@example.com" {

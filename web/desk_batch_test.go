@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -161,4 +162,37 @@ func TestDesk_BatchNotKept(t *testing.T) {
 		t.Fatalf("the decision did not stand: %s", got)
 	}
 	d.get("ada", "/desk/batch/"+res.text("batch-id")).want(http.StatusNotFound)
+}
+
+// TestDesk_BatchOutlivesItsClient: a batch whose client went away — its
+// request's context cancelled — is applied to every item and kept, not cut
+// off half way and answered as a database failure.
+func TestDesk_BatchOutlivesItsClient(t *testing.T) {
+	d := newDesk(t)
+	form := url.Values{"decision": {"not_executed_cancel"}, "reason": {"the CRM was down"}}
+	var ids []string
+	for _, k := range []string{"evt_1:a", "evt_2:a", "evt_3:a"} {
+		op := d.intoDesk(k, true)
+		ids = append(ids, op.ID)
+		form.Add("item", op.ID+":"+version(op))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the client is gone before the batch runs
+	req := httptest.NewRequest("POST", "/desk/batch", strings.NewReader(form.Encode())).WithContext(ctx)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Test-Person", "ada")
+	w := httptest.NewRecorder()
+	d.engine.ServeHTTP(w, req)
+	if w.Code != http.StatusSeeOther || !strings.HasPrefix(w.Header().Get("Location"), "/desk/batch/bat_") {
+		t.Fatalf("status %d, Location %q: %.300s", w.Code, w.Header().Get("Location"), w.Body.String())
+	}
+	for _, id := range ids {
+		if got := d.state(id).State; got != domain.Cancelled {
+			t.Errorf("%s: %s, want cancelled", id, got)
+		}
+	}
+	kept, err := d.ledger.KeptBatch(context.Background(), testPeople["ada"], strings.TrimPrefix(w.Header().Get("Location"), "/desk/batch/"))
+	if err != nil || kept.Result.Applied != len(ids) {
+		t.Fatalf("kept %+v, %v", kept.Result, err)
+	}
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/views/pages"
@@ -80,7 +82,14 @@ func detailFields(raw json.RawMessage) []pages.DetailField {
 	slices.Sort(keys)
 	out := make([]pages.DetailField, 0, len(keys))
 	for _, k := range keys {
-		out = append(out, pages.DetailField{Key: strings.ReplaceAll(k, "_", " "), Value: compact(m[k])})
+		f := pages.DetailField{Key: strings.ReplaceAll(k, "_", " "), Value: readable(m[k])}
+		var s string
+		if json.Unmarshal(m[k], &s) == nil {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				f.Time = &t
+			}
+		}
+		out = append(out, f)
 	}
 	return out
 }
@@ -88,6 +97,32 @@ func detailFields(raw json.RawMessage) []pages.DetailField {
 // detailBudget bounds one detail value on the page; the audit log keeps it
 // whole.
 const detailBudget = 300
+
+// readable is a JSON value as a person reads it: a string unquoted, an
+// object as "name: value; …", a list as "a, b", cut at detailBudget; what
+// nests deeper stays compact JSON.
+func readable(v json.RawMessage) string {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(v, &obj) == nil && len(obj) > 0 {
+		keys := slices.Sorted(maps.Keys(obj))
+		parts := make([]string, 0, len(keys))
+		for _, k := range keys {
+			if v := compact(obj[k]); v != "" { // an empty code says nothing
+				parts = append(parts, strings.ReplaceAll(k, "_", " ")+": "+v)
+			}
+		}
+		return cut(strings.Join(parts, "; "))
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(v, &list) == nil && len(list) > 0 {
+		parts := make([]string, len(list))
+		for i, e := range list {
+			parts[i] = compact(e)
+		}
+		return cut(strings.Join(parts, ", "))
+	}
+	return compact(v)
+}
 
 // compact is a JSON value as short text: a string unquoted, anything else
 // as compact JSON, cut at detailBudget.

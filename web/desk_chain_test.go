@@ -17,7 +17,7 @@ import (
 func (d *desk) registerCaused(key, cause string) domain.Operation {
 	d.t.Helper()
 	res, err := d.ledger.Register(context.Background(), testWorkflow, domain.Registration{Key: key, Type: "crm.task.create",
-		EventID: strings.Split(key, ":")[0], CausedBy: cause, Content: json.RawMessage(`{"owner":"u_9"}`)})
+		EventID: strings.Split(key, ":")[0], CausedBy: cause, Content: json.RawMessage(`{"owner":"u_9","ref":"` + key + `"}`)})
 	if err != nil {
 		d.t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestDesk_EvidenceKeyWindow(t *testing.T) {
 	sent := func(key, typ string) domain.Operation {
 		ctx := context.Background()
 		res, err := d.ledger.Register(ctx, testWorkflow, domain.Registration{Key: key, Type: typ, EventID: "evt_1",
-			Content: json.RawMessage(`{"to":"a@example.com"}`)})
+			Content: json.RawMessage(`{"to":"a@example.com","ref":"` + key + `"}`)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -81,6 +81,9 @@ func (si *signIn) verifiedFlash(v string) (string, bool) {
 
 // setFlash stores f for the next page; false when it does not fit.
 func (s *server) setFlash(c *gin.Context, f flash) bool {
+	if draftBytes(f.Draft) > maxFlash {
+		return false // could never fit: not worth encoding and signing
+	}
 	raw, err := json.Marshal(f)
 	if err != nil {
 		return false
@@ -123,6 +126,12 @@ func draftOf(c *gin.Context) pages.Draft {
 		Text: c.PostForm("text"), Content: c.PostForm("content"), Assignee: c.PostForm("assignee"), Then: c.PostForm("then")}
 }
 
+// draftBytes is the length of what a person typed into the draft; its
+// encoding in a flash is longer still.
+func draftBytes(d pages.Draft) int {
+	return len(d.Form) + len(d.Reason) + len(d.Ref) + len(d.Text) + len(d.Content) + len(d.Assignee) + len(d.Then)
+}
+
 // decisionPath matches the desk's decision forms' targets.
 var decisionPath = regexp.MustCompile(`^/desk/operations/([A-Za-z0-9_]{1,64})/(resolve|assign|notes|revisions|approve|reject)$`)
 
@@ -134,7 +143,7 @@ func (s *server) keepExpiredDecision(c *gin.Context) {
 		c.Next()
 		return
 	}
-	back := "/desk/operations/" + m[1]
+	back := domain.DeskPath(m[1])
 	f := flash{Op: m[1], Status: http.StatusUnauthorized, Draft: draftOf(c), Problem: pages.Problem{Expired: true,
 		Message: "Your session had expired, so nothing was recorded. You are signed in again: check what you typed below and submit it again."}}
 	if !s.setFlash(c, f) {

@@ -284,7 +284,7 @@ func attr(n *html.Node, name string) string {
 func (d *desk) register(key, typ string) domain.Operation {
 	d.t.Helper()
 	res, err := d.ledger.Register(context.Background(), testWorkflow, domain.Registration{Key: key, Type: typ,
-		EventID: strings.Split(key, ":")[0], Content: json.RawMessage(`{"owner":"u_9","title":"Follow up"}`)})
+		EventID: strings.Split(key, ":")[0], Content: json.RawMessage(`{"owner":"u_9","title":"Follow up","ref":"` + key + `"}`)})
 	if err != nil {
 		d.t.Fatal(err)
 	}

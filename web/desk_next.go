@@ -17,7 +17,7 @@ import (
 // filter, scrolled to the row (#row-ID).
 
 // listPaths are the lists an item can be opened from.
-var listPaths = []string{"/desk/queue", "/desk/operations"}
+var listPaths = []string{"/desk/queue", domain.DeskOperations}
 
 // fromList is a list URL as ?from= or a form's from names it; "" unless it
 // is one of the desk's lists, so it can lead nowhere else.
@@ -53,7 +53,7 @@ func (s *server) nextInList(c *gin.Context, cur domain.Operation, from string) (
 	}
 	vals := u.Query()
 	f := filterFrom(vals.Get, "assignee")
-	all := u.Path == "/desk/operations"
+	all := u.Path == domain.DeskOperations
 	qf := f
 	if all {
 		qf.State = ""

@@ -72,7 +72,15 @@ func (s *server) showNotifications(c *gin.Context, status int, p pages.Problem, 
 	for _, d := range dests {
 		v.Destinations = append(v.Destinations, pages.DestinationRow{URL: d.URL, Format: d.Format,
 			FailureRate: fmt.Sprintf("%.0f%%", 100*d.FailureRate()), LastError: d.LastError, LastErrorAt: d.LastErrorAt,
-			Notifications: d.Notifications, Delivered: d.Delivered, Failed: d.Failed, Pending: d.Pending, AttemptsN: d.Attempts})
+			Notifications: d.Notifications, Delivered: d.Delivered, Failed: d.Failed, Pending: d.Pending, AttemptsN: d.Attempts,
+			Unsigned: s.ledger.Cards.SendsUnsigned(d.URL)})
+	}
+	for _, card := range s.ledger.Cards.Sorted() {
+		for _, d := range card.AllDestinations() {
+			if d.Unsigned {
+				v.Unsigned = append(v.Unsigned, d.URL+" ("+card.Name+")")
+			}
+		}
 	}
 	for _, n := range undelivered {
 		v.Undelivered = append(v.Undelivered, notificationRow(n, true))
@@ -136,7 +144,10 @@ func (s *server) recoveryView(c *gin.Context) *pages.RecoveryView {
 	if err != nil {
 		return nil
 	}
-	v := &pages.RecoveryView{Days: recoveryDays, Resolved: st.Resolved, P50: humanDuration(st.P50), P90: humanDuration(st.P90)}
+	v := &pages.RecoveryView{Days: recoveryDays, Resolved: st.Resolved, SettledByLookup: st.SettledByLookup, P50: humanDuration(st.P50), P90: humanDuration(st.P90)}
+	if st.SettledByLookup > 0 && st.Resolved > 0 {
+		v.WaitSaved = humanDuration(time.Duration(st.SettledByLookup) * st.P50)
+	}
 	for _, d := range st.PerDay {
 		v.PerDay = append(v.PerDay, pages.DayRow{Day: d.Day.Format("Mon 2 Jan"), Entries: d.Entries, Resolutions: d.Resolutions})
 	}

@@ -45,7 +45,7 @@ func TestDesk_Notifications(t *testing.T) {
 	d := newDesk(t)
 	d.ledger.Cards = d.ledger.Cards.WithDefaultNotify(rx.URL)
 	op := d.intoDesk("evt_1:crm_task", true)
-	dl := &reconcile.Deliverer{Store: d.store, Sender: notify.NewSender(notify.Sender{AllowPrivate: true}),
+	dl := &reconcile.Deliverer{Store: d.store, Sender: notify.NewSender(notify.Sender{AllowPrivate: true, Getenv: func(string) string { return "whsec_dGVzdC1zZWNyZXQ=" }}),
 		Now: func() time.Time { return time.Now().Add(time.Second) }}
 	deliver := func() {
 		if _, err := dl.Pass(context.Background()); err != nil {
@@ -67,6 +67,11 @@ func TestDesk_Notifications(t *testing.T) {
 	p = d.get("adm", "/desk/notifications").want(http.StatusOK)
 	if p.text("failure-rate") != "100%" || !strings.Contains(p.text("last-error"), "HTTP 410") || len(p.all("destination-row")) != 1 {
 		t.Fatalf("destinations: rate %q, last error %q", p.text("failure-rate"), p.text("last-error"))
+	}
+	// The page lists the failed notification's attempts, as the operation's
+	// page does — not "none yet" — each part apart from the next.
+	if got := p.text("notification-attempt"); !strings.Contains(got, "#1 · ") || !strings.Contains(got, " · HTTP 410 · ") {
+		t.Fatalf("the notifications page's attempt: %q", got)
 	}
 	if f := d.get("vic", "/desk/types").want(http.StatusOK).all("card-field-notify"); len(f) != 2 || !strings.Contains(text(f[0]), rx.URL) {
 		t.Fatalf("types page: %d notify fields", len(f))
@@ -162,4 +167,49 @@ func TestDesk_OverviewRecovery(t *testing.T) {
 	if len(loads) != 2 || !loads["ada@example.com 1"] || !loads["nobody 1"] {
 		t.Fatalf("by assignee: %v", loads)
 	}
+}
+
+// TestDesk_NotificationsMarkUnsigned: a destination the card sends to
+// unsigned is delivered without a signature and marked as such on the
+// Notifications page — listed before anything was sent, and on its row
+// after; a signed one is not marked.
+func TestDesk_NotificationsMarkUnsigned(t *testing.T) {
+	var mu sync.Mutex
+	var sigs []string
+	rx := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		sigs = append(sigs, r.Header.Get("webhook-signature"))
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer rx.Close()
+	cards := testCards()
+	crm := cards["crm.task.create"]
+	crm.Notify = []domain.Destination{{URL: rx.URL + "/relay", Format: domain.FormatStandard, Unsigned: true}}
+	cards[crm.Name] = crm
+	d := newDeskWith(t, cards)
+
+	p := d.get("adm", "/desk/notifications").want(http.StatusOK)
+	if got := p.text("unsigned-destinations"); !strings.Contains(got, rx.URL+"/relay (crm.task.create)") {
+		t.Fatalf("unsigned notice: %q", got)
+	}
+	d.intoDesk("evt_1:crm_task", true)
+	dl := &reconcile.Deliverer{Store: d.store, Sender: notify.NewSender(notify.Sender{AllowPrivate: true}),
+		Now: func() time.Time { return time.Now().Add(time.Second) }}
+	if _, err := dl.Pass(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	dl.Wait()
+	mu.Lock()
+	if len(sigs) != 1 || sigs[0] != "" {
+		t.Fatalf("signatures %q", sigs)
+	}
+	mu.Unlock()
+	p = d.get("adm", "/desk/notifications").want(http.StatusOK)
+	if len(p.all("destination-row")) != 1 || len(p.all("destination-unsigned")) != 1 {
+		t.Fatalf("the destination's row is not marked unsigned:\n%s", p.body)
+	}
+
+	signed := newDesk(t)
+	signed.get("adm", "/desk/notifications").want(http.StatusOK).none("unsigned-destinations")
 }

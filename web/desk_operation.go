@@ -83,6 +83,8 @@ func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView 
 		v.NextDecision = "Re-send it under the same provider key, which the provider still deduplicates; " +
 			"or look the key up at the provider and confirm whether it was executed."
 	}
+	v.Lookup = lookupPanel(it, person)
+	v.ProviderKeyUse = domain.ProviderKeyUse(op, it.Card)
 	if op.ProviderKeyFirstSentAt != nil {
 		// Nothing to look up at the provider for a key never sent.
 		v.LookupLink = it.Card.LookupLink(op.ProviderKey)
@@ -91,8 +93,9 @@ func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView 
 		Download: snapshotURL(op.ID, op.ContentVersion)}
 	v.Snapshot.JSON, v.Snapshot.Truncated = components.BoundedJSON(op.Content, components.ContentBudget)
 	v.Snapshot.PurgedAt = op.ContentPurgedAt
+	v.Snapshot.Hidden = components.ContentHiddenRunes(op.Content)
 	if op.ContentHidden {
-		v.Snapshot.HiddenFrom, v.Snapshot.Bytes = it.Card.ContentVisibleTo.String(), op.ContentBytes
+		v.Snapshot.HiddenFrom, v.Snapshot.Bytes, v.Snapshot.Hidden = it.Card.ContentVisibleTo.String(), op.ContentBytes, nil
 	}
 	if a := op.Approval; a != nil && a.ContentVersion == op.ContentVersion {
 		v.Snapshot.ApprovedBy, v.Snapshot.ApprovedAt = a.By, &a.At
@@ -132,7 +135,7 @@ const diffedVersions = 5
 
 // snapshotURL is where a content version downloads as JSON.
 func snapshotURL(id string, version int) string {
-	return "/desk/operations/" + url.PathEscape(id) + "/content/" + strconv.Itoa(version) + ".json"
+	return domain.DeskActionPath(id, "content/"+strconv.Itoa(version)+".json")
 }
 
 // boundedDiff is the line diff of two contents, within the diff budget.

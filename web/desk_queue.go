@@ -39,6 +39,13 @@ func (s *server) listPage(c *gin.Context, all bool) {
 			v.States = append(v.States, pages.Option{Value: st.String(), Label: components.StateLabel(st.String())})
 		}
 	}
+	// A filter form sends every field, the empty ones too; the address the
+	// browser shows (htmx pushes it) and the one decisions return to keep
+	// only those in use, so it reads, and shares, as what it filters.
+	if emptyParams(c.Request.URL.RawQuery) {
+		v.Self = strings.TrimSuffix(listURL(v.Path(), f, c.Query("cursor")), "?")
+		c.Header("HX-Push-Url", v.Self)
+	}
 	if fl, ok := s.takeFlash(c, func(f flash) bool { return f.Take }); ok {
 		v.Stale = &pages.Stale{ID: fl.Op, Key: fl.Key, Changes: fl.Problem.Changes}
 	}
@@ -56,6 +63,7 @@ func (s *server) listPage(c *gin.Context, all bool) {
 		var next string
 		ops, next, err = s.ledger.DeskQueue(c.Request.Context(), person, q, f.Provider)
 		now := time.Now()
+		v.Updated = now
 		for _, op := range ops {
 			card, _ := s.ledger.Cards.Get(op.Type)
 			v.Rows = append(v.Rows, queueRow(op, card, now, &person))
@@ -63,6 +71,7 @@ func (s *server) listPage(c *gin.Context, all bool) {
 		if next != "" {
 			v.Next = listURL(v.Path(), f, next)
 		}
+		s.markTwins(c, person, v.Rows)
 	}
 	if err != nil {
 		// A filter that cannot be read is shown beside the form, which stays
@@ -70,6 +79,19 @@ func (s *server) listPage(c *gin.Context, all bool) {
 		v.Problem = s.message(c, err)
 	}
 	page(c, http.StatusOK, pages.Queue(v), pages.QueueResults(v))
+}
+
+// emptyParams reports whether a query carries a field with no value.
+func emptyParams(raw string) bool {
+	vals, _ := url.ParseQuery(raw)
+	for _, vs := range vals {
+		for _, v := range vs {
+			if strings.TrimSpace(v) == "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // queueFilter reads the queue's filter from the URL.
@@ -181,6 +203,9 @@ func queueRow(op domain.Operation, card domain.Card, now time.Time, me *domain.A
 		EventID: op.EventID, State: op.State.String(), Assignee: op.Assignee, Attempts: op.Attempts,
 		Version: op.Version, CreatedAt: op.CreatedAt, Since: op.CreatedAt,
 		NextDecision: nextDecision(op), Mine: me != nil && op.AssignedTo(*me)}
+	if e := op.LastError; e != nil && (e.Code == domain.CodeTwinUnresolved || e.Code == domain.CodeSupersedesSent || e.Code == domain.CodeRevisionWaits) {
+		r.Twin = e.Message
+	}
 	if op.DeskEnteredAt != nil { // an item's age is how long it has waited for a person
 		r.Since = *op.DeskEnteredAt
 	}
@@ -202,6 +227,28 @@ func errorText(e domain.ErrorInfo) string {
 	return strings.Join(parts, " · ")
 }
 
+// markTwins flags the rows that a registration under another key is held
+// for (twin_unresolved): deciding one decides whether the other may run.
+// One query for the page: the held twins, whose hold names the original.
+func (s *server) markTwins(c *gin.Context, person domain.Actor, rows []pages.QueueRow) {
+	if len(rows) == 0 {
+		return
+	}
+	q := domain.ListQuery{States: []domain.State{domain.AwaitingApproval}, Limit: 200,
+		Error: &domain.ErrorKind{Class: domain.ClassConflict.String(), Code: domain.CodeTwinUnresolved}}
+	held, _, err := s.ledger.DeskQueue(c.Request.Context(), person, q, "")
+	if err != nil {
+		return // a marker, not the page: the queue stays usable without it
+	}
+	for i := range rows {
+		for _, h := range held {
+			if rows[i].Twin == "" && strings.Contains(h.LastError.Message, "("+rows[i].ID+")") {
+				rows[i].Twin = "The same content under " + h.Key + " waits for approval until this one is decided."
+			}
+		}
+	}
+}
+
 // nextDecision says in words what the operation needs from a person.
 func nextDecision(op domain.Operation) string {
 	switch op.State {
@@ -213,6 +260,9 @@ func nextDecision(op domain.Operation) string {
 		}
 		return "Fix the cause, then retry or cancel."
 	case domain.AwaitingApproval:
+		if e := op.LastError; e != nil && (e.Code == domain.CodeTwinUnresolved || e.Code == domain.CodeSupersedesSent) {
+			return "Find out whether the other operation executed; approve only to run this one deliberately a second time, or reject it."
+		}
 		return "Someone other than the author approves or rejects content version " + strconv.Itoa(op.ContentVersion) + "."
 	case domain.Completed, domain.Cancelled:
 		return "Nothing: it is " + components.StateLabel(op.State.String()) + "."

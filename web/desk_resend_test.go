@@ -32,7 +32,7 @@ func (d *desk) unknownOf(key, typ string) domain.Operation {
 	d.t.Helper()
 	ctx := context.Background()
 	res, err := d.ledger.Register(ctx, testWorkflow, domain.Registration{Key: key, Type: typ, EventID: strings.Split(key, ":")[0],
-		Content: json.RawMessage(`{"to":"a@example.com"}`), Claim: &domain.Claim{Worker: "w1"}})
+		Content: json.RawMessage(`{"to":"a@example.com","ref":"` + key + `"}`), Claim: &domain.Claim{Worker: "w1"}})
 	if err != nil {
 		d.t.Fatal(err)
 	}

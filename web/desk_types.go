@@ -39,13 +39,15 @@ func cardView(c domain.Card) pages.CardView {
 	add("provider", or(c.Provider, "unknown"), "The system that carries out the side effect.", false)
 	switch c.ProviderIdempotency {
 	case domain.IdempotencyKey:
-		add("provider_idempotency", "key", "The provider deduplicates requests carrying the same idempotency key: a re-send with the same provider key does nothing new.", false)
+		add("provider_idempotency", "key", "The provider deduplicates requests carrying the same idempotency key: a re-send with the same provider key does nothing new — it answers with the first request's stored result. A revised content therefore goes out under a new provider key, once the earlier send is known not to have executed.", false)
 	case domain.IdempotencyKeyAndParams:
-		add("provider_idempotency", "key_and_params", "The provider deduplicates requests with the same key and the same parameters: a re-send with changed content is a new request.", false)
+		add("provider_idempotency", "key_and_params", "The provider deduplicates requests with the same key and the same parameters, and refuses a re-send under the same key with changed parameters. A revised content therefore goes out under a new provider key, once the earlier send is known not to have executed.", false)
+	case domain.IdempotencyUnknown:
+		add("provider_idempotency", "unknown", "Nobody has established whether the provider deduplicates. An unknown contract is not a safe one: Handoff re-sends nothing automatically after the call began; a person decides.", true)
 	default:
 		add("provider_idempotency", "none", "The provider does not deduplicate: every re-send may do it again. A timeout after the call began needs a person.", true)
 	}
-	if c.ProviderIdempotency == domain.IdempotencyNone || c.ProviderKeyRetention <= 0 {
+	if !c.DedupesByKey() || c.ProviderKeyRetention <= 0 {
 		add("provider_key_retention", "—", "No retention window: nothing protects a re-send.", c.ProviderIdempotency != domain.IdempotencyNone)
 	} else {
 		add("provider_key_retention", duration(c.ProviderKeyRetention), fmt.Sprintf("The provider remembers a key for %s after first seeing it; past that, a re-send is a new request.", duration(c.ProviderKeyRetention)), false)

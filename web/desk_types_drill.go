@@ -65,10 +65,30 @@ func (s *server) drillReceipt(c *gin.Context) {
 // retry layer, the reconciliation owner, the ID rule, the drill's adapter
 // and where its receipts go.
 func addTemplateFields(c domain.Card, add func(name, value, meaning string, warn bool)) {
-	if c.Retrier() == domain.RetryByWorker {
-		add("retry_layer", "worker", "The worker retries inside its call to the provider; Handoff does not schedule retries on top, or they would multiply.", false)
-	} else {
+	switch c.Retrier() {
+	case domain.RetryByWorker:
+		add("retry_layer", "worker", "The worker's SDK retries inside its lease; Handoff schedules no retry on top, or they would multiply: a failure the worker settles as retryable is final here (failed_terminal, worker_retries_exhausted) and comes to the desk.", false)
+	case domain.RetryByNobody:
+		add("retry_layer", "none", "Nobody retries automatically: every failure that would be retried comes to the desk (failed_terminal, no_automatic_retry), and Handoff never re-sends on its own, not even under a deduplicated provider key.", false)
+	default:
 		add("retry_layer", "handoff", "Handoff schedules every retry; workers and provider SDKs must not retry on their own, or the retries multiply.", false)
+	}
+	add("key_pattern", or(c.KeyPattern, "none"), "A regular expression every key of this type must match; keys, event IDs and correlation IDs with an email address or a phone number are refused whatever it says (HANDOFF_KEY_PII).", false)
+	if c.TwinsAllowed {
+		add("twins", "allow", "The same content under another key runs even while an earlier one's outcome is open: identical content is normal for this type.", false)
+	} else {
+		add("twins", "hold", "The same content under another key waits for a person while an earlier one is action_pending, unknown_outcome or failed_terminal: a new key is not an escape hatch.", false)
+	}
+	switch c.Concurrency() {
+	case domain.ConcurrencySerialises:
+		add("provider_concurrency", "serialises", "Concurrent requests under one provider key: the provider runs the first and answers the second with its result.", false)
+	case domain.ConcurrencyRejects:
+		add("provider_concurrency", "rejects", "Concurrent requests under one provider key: the provider refuses the second while the first runs (a conflict, safe to retry later).", false)
+	default:
+		add("provider_concurrency", "unknown", "Nobody has established what the provider does with concurrent requests under one key: two workers holding one key could both act. Handoff's lease keeps it to one.", true)
+	}
+	if why := c.AutoResendOff(); why != "" {
+		add("automatic_resend", "off", "Handoff never re-sends automatically after the call began: "+why+". A doubt after begin always goes to a person.", true)
 	}
 	add("reconciliation_owner", or(c.ReconciliationOwner, "nobody named"), "Who confirms at the provider what happened to an unknown outcome.", c.ReconciliationOwner == "")
 	add("id_rule", or(c.IDRule, "not written down"), "How the business key is made: the same intent always gets the same key, and a retry never a new one.", c.IDRule == "")

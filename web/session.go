@@ -122,7 +122,7 @@ func requirePerson(c *gin.Context) {
 // frameFor is the layout frame of a desk page: who is signed in, and the
 // development sign-in banner when it is in use.
 func (s *server) frameFor(c *gin.Context, title, active string) layouts.Frame {
-	f := layouts.Frame{Title: title, Active: active, DevSignIn: s.signIn.dev(), Time: string(timeMode(c)), Return: "/desk"}
+	f := layouts.Frame{Title: title, Active: active, DevSignIn: s.signIn.dev(), Time: string(timeMode(c)), Density: density(c), Return: "/desk"}
 	if c.Request.Method == http.MethodGet {
 		f.Return = c.Request.URL.RequestURI()
 	}

@@ -53,7 +53,7 @@ type SessionKeeper interface {
 // the session middleware in front of every route registered after it.
 func (s *server) signInRoutes(e *gin.Engine) {
 	e.Use(s.signIn.csrf, s.loadSession)
-	a := e.Group("/auth", noStore)
+	a := e.Group("/auth", limitBody, noStore) // body.go
 	a.GET("/login", s.loginPage)
 	a.POST("/login", s.devLogin)
 	a.GET("/start", s.startOIDC)

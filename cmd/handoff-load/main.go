@@ -130,7 +130,7 @@ func lifecycle(hc *http.Client, base, token, typ, key string, lat *[3][]time.Dur
 			} `json:"lease"`
 		} `json:"claim"`
 	}
-	body := map[string]any{"key": key, "type": typ, "content": map[string]any{"title": "Follow up", "owner": "u_9"},
+	body := map[string]any{"key": key, "type": typ, "content": map[string]any{"title": "Follow up", "owner": "u_9", "ref": key},
 		"claim": map[string]any{"worker": "handoff-load", "lease_seconds": 30, "begin": !separate}}
 	if err := call(hc, base+"/v1/operations", token, body, &reg, &lat[0]); err != nil {
 		return fmt.Errorf("register: %w", err)

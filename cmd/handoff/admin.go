@@ -32,16 +32,24 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 	}
 	// The arguments are checked before the database is opened, so a
 	// mistyped command leaves nothing behind.
-	var ns, name string
+	var ns, name, drillPerson string
+	var drillRole domain.Role
 	switch args[0] {
 	case "create":
 		fs := flag.NewFlagSet("token create", flag.ContinueOnError)
 		fs.StringVar(&ns, "namespace", "", "the one namespace the token may act in")
 		fs.StringVar(&name, "name", "", "who or what holds the token")
+		fs.StringVar(&drillPerson, "drill-person", "", "operator or approver: a drill credential acting as a person with that role, for handoff drill --url")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
-		if ns == "" || name == "" {
+		if drillPerson != "" {
+			role, err := domain.ParseRole(drillPerson)
+			if err != nil || (role != domain.RoleOperator && role != domain.RoleApprover) || name == "" {
+				return fmt.Errorf("token create: --drill-person is operator or approver, with --name")
+			}
+			drillRole = role
+		} else if ns == "" || name == "" {
 			return fmt.Errorf("token create: --namespace and --name are both required, e.g. " +
 				"handoff token create --namespace default --name my-workflow")
 		}
@@ -62,6 +70,14 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 	tokens.Creator = cliActor() // token_created commits with the token
 	switch args[0] {
 	case "create":
+		if drillPerson != "" {
+			secret, tok, err := tokens.CreateDrillPerson(ctx, name, drillRole)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "created drill credential %s (%s) acting as an %s; it is shown only once:\n%s\n", tok.ID, tok.Name, tok.PersonRole, secret)
+			return nil
+		}
 		secret, tok, err := tokens.Create(ctx, ns, name)
 		if err != nil {
 			return err
@@ -113,6 +129,9 @@ func cardsCmd(args []string, stdout io.Writer) error {
 	}
 	for _, c := range cs.Sorted() {
 		fmt.Fprintf(stdout, "ok  %s (provider %s, idempotency %s, lookup %s)\n", c.Name, c.Provider, c.ProviderIdempotency, c.Lookup)
+		if a := c.LookupAdapter; a != nil {
+			fmt.Fprintf(stdout, "    lookup_adapter %s %s (window %s, authoritative %t)\n", a.Method, a.URL, a.Window, c.LookupAuthoritative)
+		}
 	}
 	return nil
 }

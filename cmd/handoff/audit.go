@@ -10,6 +10,7 @@ import (
 	"os/user"
 	"time"
 
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/store"
 )
@@ -42,7 +43,7 @@ func cliActor() domain.Actor {
 // standard output.
 func auditExport(ctx context.Context, cfg config, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("audit export", flag.ContinueOnError)
-	format := fs.String("format", domain.FormatJSONL, "jsonl or csv")
+	format := fs.String("format", audit.FormatJSONL, "jsonl or csv")
 	from := fs.String("from", "", "RFC 3339: events at or after")
 	to := fs.String("to", "", "RFC 3339: events before")
 	ns := fs.String("namespace", "", "one namespace's operations (and the system stream)")
@@ -50,7 +51,7 @@ func auditExport(ctx context.Context, cfg config, args []string, stdout, stderr 
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	req := domain.AuditExport{Format: *format}
+	req := audit.Export{Format: *format}
 	req.Query.Namespace = *ns
 	var err error
 	if req.Query.From, err = flagTime("from", *from); err != nil {
@@ -75,13 +76,13 @@ func auditExport(ctx context.Context, cfg config, args []string, stdout, stderr 
 		defer f.Close()
 		w = f
 	}
-	sink, err := domain.NewAuditEncoder(w, req.Format)
+	sink, err := audit.NewEncoder(w, req.Format)
 	if err != nil {
 		return err
 	}
-	counted := &countingSink{AuditSink: sink}
+	counted := &countingSink{Sink: sink}
 	start := time.Now()
-	if err := domain.NewAuditTrail(s).Export(ctx, cliActor(), req, counted); err != nil {
+	if err := audit.NewTrail(s).Export(ctx, cliActor(), req, counted); err != nil {
 		return err
 	}
 	if f != nil {
@@ -101,11 +102,11 @@ func auditExport(ctx context.Context, cfg config, args []string, stdout, stderr 
 }
 
 type countingSink struct {
-	domain.AuditSink
+	audit.Sink
 	n int64
 }
 
-func (c *countingSink) Write(e domain.AuditEvent) error { c.n++; return c.AuditSink.Write(e) }
+func (c *countingSink) Write(e domain.AuditEvent) error { c.n++; return c.Sink.Write(e) }
 
 func flagTime(name, v string) (time.Time, error) {
 	if v == "" {
@@ -135,7 +136,7 @@ func auditVerify(ctx context.Context, cfg config, args []string, stdout io.Write
 			return err
 		}
 		defer s.Close()
-		rep, err := domain.NewAuditTrail(s).VerifyDB(ctx, &domain.Verifier{})
+		rep, err := audit.NewTrail(s).VerifyDB(ctx, &audit.Verifier{})
 		if err != nil {
 			return err
 		}
@@ -151,10 +152,10 @@ func auditVerify(ctx context.Context, cfg config, args []string, stdout io.Write
 			return err
 		}
 		defer f.Close()
-		_, err = domain.DecodeAuditExport(f, fn)
+		_, err = audit.DecodeExport(f, fn)
 		return err
 	}
-	rep, err := domain.VerifyEvents(&domain.Verifier{Partial: *partial, RefName: "line"}, each, nil)
+	rep, err := audit.VerifyEvents(&audit.Verifier{Partial: *partial, RefName: "line"}, each, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -164,7 +165,7 @@ func auditVerify(ctx context.Context, cfg config, args []string, stdout io.Write
 // maxPrinted bounds the breaks listed; the first is the one that matters.
 const maxPrinted = 20
 
-func printReport(w io.Writer, what string, rep domain.Report) error {
+func printReport(w io.Writer, what string, rep audit.Report) error {
 	summary := fmt.Sprintf("%s: %d events in %d streams, %d checkpoints", what, rep.Events, rep.Streams, rep.Checkpoints)
 	if rep.OK() {
 		fmt.Fprintf(w, "ok  %s; every chain, sequence and checkpoint verifies\n", summary)

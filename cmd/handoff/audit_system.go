@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/reconcile"
 	"github.com/opshandoff/handoff/store"
@@ -80,7 +81,7 @@ func startAuditLoops(ctx context.Context, loops *sync.WaitGroup, s *store.Store)
 		slog.Info("audit retention", "final_operations_kept", retention)
 	}
 	loops.Go(func() {
-		(&reconcile.Checkpointer{Trail: domain.NewAuditTrail(s), Interval: interval, Retention: retention}).Run(ctx)
+		(&reconcile.Checkpointer{Trail: audit.NewTrail(s), Interval: interval, Retention: retention}).Run(ctx)
 	})
 	return nil
 }

@@ -32,11 +32,14 @@ type config struct {
 	// ContentRetention is how long final operations keep their content
 	// and result data; zero (the default) keeps them for ever.
 	ContentRetention time.Duration
+	// KeyPII is what identifiers holding personal data get (HANDOFF_KEY_PII).
+	KeyPII domain.PIIGuard
 }
 
 // notifyConfig is where and how notifications are delivered.
 type notifyConfig struct {
 	URL          string        // HANDOFF_NOTIFY_URL: the destination of types without their own
+	Unsigned     bool          // HANDOFF_NOTIFY_UNSIGNED: URL's deliveries go unsigned, as it means them to
 	AllowPrivate bool          // HANDOFF_NOTIFY_ALLOW_PRIVATE: let notifications reach private addresses
 	MaxAge       time.Duration // HANDOFF_NOTIFY_MAX_AGE: how long a notification is retried
 	Timeout      time.Duration // HANDOFF_NOTIFY_TIMEOUT: one attempt's bound
@@ -50,12 +53,17 @@ func notifyFromEnv(getenv func(string) string) (notifyConfig, error) {
 			return c, fmt.Errorf("HANDOFF_NOTIFY_URL: %q must be an http(s) URL", c.URL)
 		}
 	}
-	switch v := getenv("HANDOFF_NOTIFY_ALLOW_PRIVATE"); v {
-	case "", "false":
-	case "true":
-		c.AllowPrivate = true
-	default:
-		return c, fmt.Errorf("HANDOFF_NOTIFY_ALLOW_PRIVATE: %q must be true or false", v)
+	for name, b := range map[string]*bool{"HANDOFF_NOTIFY_ALLOW_PRIVATE": &c.AllowPrivate, "HANDOFF_NOTIFY_UNSIGNED": &c.Unsigned} {
+		switch v := getenv(name); v {
+		case "", "false":
+		case "true":
+			*b = true
+		default:
+			return c, fmt.Errorf("%s: %q must be true or false", name, v)
+		}
+	}
+	if c.Unsigned && getenv(domain.DefaultNotifySecretEnv) != "" {
+		return c, fmt.Errorf("HANDOFF_NOTIFY_UNSIGNED: true, with %s set: choose one", domain.DefaultNotifySecretEnv)
 	}
 	for name, d := range map[string]*time.Duration{"HANDOFF_NOTIFY_MAX_AGE": &c.MaxAge, "HANDOFF_NOTIFY_TIMEOUT": &c.Timeout} {
 		if v := getenv(name); v != "" {
@@ -136,6 +144,11 @@ func configFromEnv(getenv func(string) string) (config, error) {
 		c.ContentRetention = d
 	}
 	var err error
+	if v := getenv("HANDOFF_KEY_PII"); v != "" {
+		if c.KeyPII, err = domain.ParsePIIGuard(v); err != nil {
+			return c, fmt.Errorf("HANDOFF_KEY_PII: %q is not refuse, warn or off", v)
+		}
+	}
 	if c.Notify, err = notifyFromEnv(getenv); err != nil {
 		return c, err
 	}
@@ -155,7 +168,11 @@ func (c config) loadCards() (domain.Cards, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cs.WithDefaultNotify(c.Notify.URL), nil
+	d := domain.Destination{URL: c.Notify.URL, SecretEnv: domain.DefaultNotifySecretEnv, Format: domain.FormatStandard}
+	if c.Notify.Unsigned {
+		d.SecretEnv, d.Unsigned = "", true
+	}
+	return cs.WithDefaultDestination(d), nil
 }
 
 // logger writes the process's log records as text or as JSON lines.

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -15,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/opshandoff/handoff/auth"
 	"github.com/opshandoff/handoff/client"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/drill"
@@ -53,31 +53,37 @@ func drillCmd(ctx context.Context, cfg config, args []string, stdout, stderr io.
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	// Receipts are stored where the Handoff keeps its data: the same
-	// HANDOFF_DATABASE_URL as the server's, so its Types page shows them.
-	s, err := store.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-
 	opts := drill.Options{HandoffVersion: handoffVersion(), RanBy: or(*by, whoAmI()), MaxWait: *maxWait}
+	var record recorder
 	if *url != "" {
 		if *token == "" {
 			return fmt.Errorf("drill: --url needs --token, a workflow token of that Handoff")
 		}
-		ns, err := drillTokenNamespace(ctx, s, *token)
+		wf := client.New(*url, *token)
+		ns, err := drillTokenNamespace(ctx, wf)
 		if err != nil {
 			return err
 		}
-		opts.Workflow, opts.Namespace = client.New(*url, *token), ns
+		opts.Workflow, opts.Namespace = wf, ns
 		if *operatorToken != "" {
 			opts.Operator = client.New(*url, *operatorToken)
 		}
 		if *approverToken != "" {
 			opts.Approver = client.New(*url, *approverToken)
 		}
+		// The receipt is recorded at the Handoff that was drilled, through
+		// its API, so its Types page shows it and its audit trail holds the
+		// hash — never in whatever local database this process would find.
+		record = recordAt(opts.Workflow)
 	} else {
+		// Receipts are stored where the Handoff keeps its data: the same
+		// HANDOFF_DATABASE_URL as the server's, so its Types page shows them.
+		s, err := store.Open(ctx, cfg.DatabaseURL)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		record = recordIn(s)
 		// The cards are this configuration's (HANDOFF_CARDS), versioned as
 		// serve versions them, so a receipt names the version the server
 		// will show.
@@ -106,6 +112,7 @@ func drillCmd(ctx context.Context, cfg config, args []string, stdout, stderr io.
 		}
 		defer emb.Close()
 		opts.Workflow, opts.Operator, opts.Approver, opts.Notes = emb.Workflow, emb.Operator, emb.Approver, emb.Notes
+		opts.LookupRoute = emb.LookupRoute
 		opts.Namespace = emb.Namespace
 	}
 	list, err := drill.Types(ctx, opts.Workflow)
@@ -118,7 +125,7 @@ func drillCmd(ctx context.Context, cfg config, args []string, stdout, stderr io.
 			return fmt.Errorf("drill: no operation type named %q", *typ)
 		}
 	}
-	_, err = drillAndRecord(ctx, s, opts, list, *receipts, stdout)
+	_, err = drillAndRecord(ctx, record, opts, list, *receipts, stdout)
 	return err
 }
 
@@ -127,17 +134,23 @@ func drillCmd(ctx context.Context, cfg config, args []string, stdout, stderr io.
 // refuses one outside the drill namespace before the drill registers
 // anything: elsewhere its operations would notify real people and could be
 // claimed by real workers.
-func drillTokenNamespace(ctx context.Context, s *store.Store, token string) (string, error) {
-	actor, err := auth.NewTokens(s).Authenticate(ctx, token)
-	if err != nil {
-		return "", fmt.Errorf("drill: --token is not a live workflow token of the Handoff whose database HANDOFF_DATABASE_URL names: %w", err)
+// drillTokenNamespace asks the drilled Handoff who --token is, before the
+// drill registers anything: a drill runs only in the drill namespace, whose
+// operations never notify, so a token of another namespace is refused.
+func drillTokenNamespace(ctx context.Context, c *client.Client) (string, error) {
+	var who struct {
+		Kind      string `json:"kind"`
+		Namespace string `json:"namespace"`
 	}
-	if actor.Namespace != domain.DrillNamespace {
+	if err := c.Call(ctx, http.MethodGet, "/v1/whoami", nil, &who); err != nil {
+		return "", fmt.Errorf("drill: --token is not a live workflow token of %s: %w", c.BaseURL, err)
+	}
+	if who.Kind != domain.ActorWorkflow.String() || who.Namespace != domain.DrillNamespace {
 		return "", fmt.Errorf("drill: %w: --token acts in %q; a drill runs only in %q, whose operations never notify — "+
 			"create a token with handoff token create --namespace %s --name NAME", drill.ErrNotDrillNamespace,
-			actor.Namespace, domain.DrillNamespace, domain.DrillNamespace)
+			who.Namespace, domain.DrillNamespace, domain.DrillNamespace)
 	}
-	return actor.Namespace, nil
+	return who.Namespace, nil
 }
 
 func filterTypes(list []drill.Card, name string) []drill.Card {
@@ -152,7 +165,7 @@ func filterTypes(list []drill.Card, name string) []drill.Card {
 // drillAndRecord drills each type, writes its receipt (JSON and Markdown),
 // stores it and chains its hash into the audit trail. It fails loudly: a
 // refused type or a failing case makes it return an error that names them.
-func drillAndRecord(ctx context.Context, s *store.Store, opts drill.Options, list []drill.Card, dir string, out io.Writer) ([]drill.Receipt, error) {
+func drillAndRecord(ctx context.Context, record recorder, opts drill.Options, list []drill.Card, dir string, out io.Writer) ([]drill.Receipt, error) {
 	var done []drill.Receipt
 	var problems []string
 	// The types are drilled at once (each on its own keys and its own
@@ -184,7 +197,7 @@ func drillAndRecord(ctx context.Context, s *store.Store, opts drill.Options, lis
 		if err != nil {
 			return done, err
 		}
-		if err := recordReceipt(ctx, s, rec, raw); err != nil {
+		if err := record(ctx, rec, raw); err != nil {
 			return done, err
 		}
 		done = append(done, rec)
@@ -211,6 +224,24 @@ func caseTally(r drill.Receipt) string {
 	}
 	return fmt.Sprintf("%d passed, %d not applicable, %d failed, %d skipped",
 		n[drill.VerdictPass], n[drill.VerdictNotApplicable], n[drill.VerdictFail], n[drill.VerdictSkipped])
+}
+
+// recorder records a written receipt where the drilled Handoff keeps them.
+type recorder func(ctx context.Context, rec drill.Receipt, raw []byte) error
+
+// recordIn records receipts in the database of an embedded drill.
+func recordIn(s *store.Store) recorder {
+	return func(ctx context.Context, rec drill.Receipt, raw []byte) error { return recordReceipt(ctx, s, rec, raw) }
+}
+
+// recordAt records receipts at a running Handoff (POST /v1/drill-receipts).
+func recordAt(c *client.Client) recorder {
+	return func(ctx context.Context, rec drill.Receipt, raw []byte) error {
+		if err := c.Call(ctx, http.MethodPost, "/v1/drill-receipts", map[string]any{"receipt": string(raw)}, nil); err != nil {
+			return fmt.Errorf("recording receipt %s at the drilled Handoff: %w", rec.ID, err)
+		}
+		return nil
+	}
 }
 
 // recordReceipt stores the receipt and its hash as a drill_recorded event

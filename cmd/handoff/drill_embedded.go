@@ -36,7 +36,10 @@ type embeddedHandoff struct {
 	Namespace                    string // the workflow token's
 	Workflow, Operator, Approver *client.Client
 	Notes                        []string
-	close                        func()
+	// LookupRoute points the lookups of a type with an adapter at the
+	// drill's sandbox (drill_lookup.go).
+	LookupRoute func(typ, sandboxURL string) bool
+	close       func()
 }
 
 func (e *embeddedHandoff) Close() { e.close() }
@@ -70,7 +73,13 @@ func (p drillPeople) Authenticate(_ context.Context, bearer string) (domain.Acto
 // startEmbedded serves the API for cards on s, on a loopback port.
 func startEmbedded(ctx context.Context, s *store.Store, cards domain.Cards) (*embeddedHandoff, error) {
 	speed, notes := drillSpeedCards(cards)
+	speed, lookups, lookupNotes, err := drillLookupCards(speed)
+	if err != nil {
+		return nil, err
+	}
+	notes = append(notes, lookupNotes...)
 	ledger := domain.NewLedger(s, speed)
+	ledger.Drills, ledger.DrillLog = s, s // a drill --url against it records its receipts here
 	tokens := auth.NewTokens(s)
 	secret, _, err := tokens.Create(ctx, domain.DrillNamespace, "drill-"+hexToken(4))
 	if err != nil {
@@ -93,10 +102,11 @@ func startEmbedded(ctx context.Context, s *store.Store, cards domain.Cards) (*em
 	go func() { _ = srv.Serve(ln) }()
 	sweepCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	go (&reconcile.Sweeper{Ledger: ledger, Interval: 250 * time.Millisecond, Log: quiet}).Run(sweepCtx)
+	lookups.run(sweepCtx, ledger, s)
 	url := "http://" + ln.Addr().String()
 	return &embeddedHandoff{URL: url, Namespace: domain.DrillNamespace, Workflow: client.New(url, secret), Operator: client.New(url, opSecret),
-		Approver: client.New(url, apSecret), Notes: notes,
-		close: func() { stop(); _ = srv.Close() }}, nil
+		Approver: client.New(url, apSecret), Notes: notes, LookupRoute: lookups.Route,
+		close: func() { stop(); _ = srv.Close(); lookups.Close() }}, nil
 }
 
 // quiet drops the embedded Handoff's request log: the receipt is the record.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/opshandoff/handoff/auth"
 	"github.com/opshandoff/handoff/cards"
+	"github.com/opshandoff/handoff/client"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/drill"
 	"github.com/opshandoff/handoff/store"
@@ -45,6 +46,7 @@ func newDrillRig(t *testing.T, cs domain.Cards) *drillRig {
 	t.Cleanup(emb.Close)
 	return &drillRig{t: t, store: s, cards: cs, dir: t.TempDir(),
 		opts: drill.Options{Workflow: emb.Workflow, Namespace: emb.Namespace, Operator: emb.Operator, Approver: emb.Approver, Notes: emb.Notes,
+			LookupRoute:    emb.LookupRoute,
 			HandoffVersion: "test", RanBy: "drill-test", MaxWait: 20 * time.Second}}
 }
 
@@ -64,7 +66,7 @@ func (r *drillRig) drill(names ...string) (map[string]drill.Receipt, error) {
 		}
 		list = keep
 	}
-	recs, err := drillAndRecord(ctx, r.store, r.opts, list, r.dir, io.Discard)
+	recs, err := drillAndRecord(ctx, recordIn(r.store), r.opts, list, r.dir, io.Discard)
 	out := map[string]drill.Receipt{}
 	for _, rec := range recs {
 		raw, rerr := os.ReadFile(filepath.Join(r.dir, rec.ID+".json"))
@@ -131,7 +133,7 @@ func TestDrill_PassesOnEveryExampleCard(t *testing.T) {
 	}
 	for name, rec := range recs {
 		card := cs[name]
-		if rec.Verdict != drill.VerdictPass || len(rec.Cases) != 12 {
+		if rec.Verdict != drill.VerdictPass || len(rec.Cases) != 16 {
 			t.Fatalf("%s: verdict %s with %d cases\n%s", name, rec.Verdict, len(rec.Cases), rec.Markdown(""))
 		}
 		if rec.Card.Version != card.Version || rec.Card.SHA256 != card.SHA256 || rec.Card.SHA256 == "" || rec.RanBy != "drill-test" || rec.HandoffVersion != "test" {
@@ -140,7 +142,10 @@ func TestDrill_PassesOnEveryExampleCard(t *testing.T) {
 		if rec.StartedAt.IsZero() || rec.FinishedAt.Before(rec.StartedAt) {
 			t.Fatalf("%s: times %s – %s", name, rec.StartedAt, rec.FinishedAt)
 		}
-		dedupes := card.ProviderIdempotency != domain.IdempotencyNone
+		dedupes := card.DedupesByKey()
+		// The system re-sends a lost answer only where the card's contract
+		// is known and Handoff is the layer that retries.
+		autoResends := dedupes && card.AutoResendOff() == "" && card.Retrier() == domain.RetryByHandoff
 		for _, c := range rec.Cases {
 			if c.Verdict != drill.VerdictPass && c.Verdict != drill.VerdictNotApplicable {
 				t.Fatalf("%s case %d: %s: %s", name, c.Number, c.Verdict, c.Explanation)
@@ -170,8 +175,13 @@ func TestDrill_PassesOnEveryExampleCard(t *testing.T) {
 			t.Fatalf("%s case 7: a loop must never execute: %+v", name, c)
 		}
 		c4 := caseOf(t, rec, 4)
-		if want := map[bool]string{true: "completed", false: "unknown_outcome"}[dedupes]; c4.State != want || c4.Executions != 1 {
-			t.Fatalf("%s case 4: want %s with 1 execution, got %+v", name, want, c4)
+		// A lost answer ends in unknown_outcome — unless Handoff re-sends it
+		// automatically (the provider deduplicates, nothing turns that off) or
+		// Handoff's own lookup finds the record.
+		settledByLookup := !autoResends && card.LookupAdapter != nil
+		if want := map[bool]string{true: "completed", false: "unknown_outcome"}[autoResends || settledByLookup]; c4.State != want || c4.Executions != 1 ||
+			settledByLookup != (c4.SettledBy == drill.SettledByLookup) {
+			t.Fatalf("%s case 4: want %s with 1 execution (settled by lookup %t), got %+v", name, want, settledByLookup, c4)
 		}
 		c5 := caseOf(t, rec, 5)
 		if want := map[bool]int{true: 2, false: 1}[card.IsRetryable(domain.ClassRateLimited) && card.Retry.MaxAttempts > 1]; c5.Executions != want {
@@ -179,7 +189,7 @@ func TestDrill_PassesOnEveryExampleCard(t *testing.T) {
 		}
 		for _, n := range []int{11, 12} {
 			c := caseOf(t, rec, n)
-			if !dedupes {
+			if !dedupes || n == 12 && !autoResends {
 				if c.Verdict != drill.VerdictNotApplicable {
 					t.Fatalf("%s case %d applies only to a deduplicating provider: %+v", name, n, c)
 				}
@@ -192,7 +202,7 @@ func TestDrill_PassesOnEveryExampleCard(t *testing.T) {
 		if c := caseOf(t, rec, 11); dedupes && c.State != "unknown_outcome" {
 			t.Fatalf("%s case 11: past retention the key is not relied on, got %+v", name, c)
 		}
-		if c := caseOf(t, rec, 12); dedupes && (c.State != "completed" || !*c.StoredResultMatch) {
+		if c := caseOf(t, rec, 12); autoResends && (c.State != "completed" || !*c.StoredResultMatch) {
 			t.Fatalf("%s case 12: inside retention the resend answers the stored result, got %+v", name, c)
 		}
 		for _, n := range []int{8, 9} {
@@ -208,7 +218,7 @@ func TestDrill_PassesOnEveryExampleCard(t *testing.T) {
 		// deduplicates the key and an attempt remains, the system policy
 		// re-sends the lost lease under the same key instead of asking a
 		// lookup: the provider's first answer completes it.
-		resent := dedupes && card.ProviderKeyRetention > 0 && card.Retry.MaxAttempts > 1
+		resent := autoResends && card.ProviderKeyRetention > 0 && card.Retry.MaxAttempts > 1
 		for _, n := range []int{8, 9} {
 			if c := caseOf(t, rec, n); resent && (c.State != "completed" || c.StoredResultMatch == nil || !*c.StoredResultMatch ||
 				!strings.Contains(strings.Join(c.Steps, "\n"), "resend_within_retention")) {
@@ -217,6 +227,22 @@ func TestDrill_PassesOnEveryExampleCard(t *testing.T) {
 		}
 		if c := caseOf(t, rec, 9); !resent && card.DrillLookup() == "unsure" && c.State != "unknown_outcome" {
 			t.Fatalf("%s case 9: an unsure lookup leaves it to a person, got %+v", name, c)
+		}
+		// A card with a lookup_adapter: Handoff itself looked cases 8 and
+		// 9 up (9 through a lagging index, found on a later try), and the
+		// receipt says they were settled by the lookup.
+		for _, n := range []int{8, 9} {
+			c := caseOf(t, rec, n)
+			byLookup := card.LookupAdapter != nil && !resent
+			if byLookup != (c.SettledBy == drill.SettledByLookup) || (byLookup && c.State != "completed") {
+				t.Fatalf("%s case %d: adapter %t, settled by %q in %s: %+v", name, n, card.LookupAdapter != nil, c.SettledBy, c.State, c)
+			}
+			if byLookup && n == 9 && !strings.Contains(strings.Join(c.ProviderAnswers, "\n"), "200 not_found") {
+				t.Fatalf("%s case 9: the lagging index should have missed the first try: %v", name, c.ProviderAnswers)
+			}
+			if byLookup && !strings.Contains(rec.Markdown(""), "settled by Handoff's own lookup, no person asked: case 4, 8, 9") {
+				t.Fatalf("%s: the receipt does not say which outcomes the lookup settled:\n%s", name, rec.Markdown(""))
+			}
 		}
 		// The receipt verifies against its audit event.
 		if _, err := verifyReceipt(context.Background(), rig.store, filepath.Join(rig.dir, rec.ID+".json")); err != nil {
@@ -387,7 +413,10 @@ func TestDrill_WithoutPeopleIsIncomplete(t *testing.T) {
 // that Handoff's database.
 func TestDrillCommand_AgainstARunningHandoff(t *testing.T) {
 	dbURL := storetest.URL(t)
-	t.Setenv("HANDOFF_DATABASE_URL", dbURL)
+	// The drill's own environment names another database (a stray
+	// ./handoff.db): the receipt must land at the Handoff it drilled.
+	stray := storetest.URL(t)
+	t.Setenv("HANDOFF_DATABASE_URL", stray)
 	ctx := context.Background()
 	s, err := store.Open(ctx, dbURL)
 	if err != nil {
@@ -415,6 +444,15 @@ func TestDrillCommand_AgainstARunningHandoff(t *testing.T) {
 	sums, err := s.DrillSummaries(ctx)
 	if err != nil || sums["payment.charge"].LastPass == nil || !sums["payment.charge"].Drilled(cs["payment.charge"]) {
 		t.Fatalf("the passing receipt is stored and names the card as served: %+v %v", sums, err)
+	}
+	// Its hash is in the drilled Handoff's audit trail, under the drill's token.
+	e, found, err := s.DrillAudit(ctx, sums["payment.charge"].LastPass.ID)
+	if err != nil || !found || e.Actor.Kind != domain.ActorWorkflow || detailField(e, "sha256") != sums["payment.charge"].LastPass.SHA256 {
+		t.Fatalf("drill_recorded at the server: %+v %v %v", e, found, err)
+	}
+	// The receipt file verifies against the server's audit trail.
+	if _, err := verifyReceipt(ctx, s, filepath.Join(dir, sums["payment.charge"].LastPass.ID+".json")); err != nil {
+		t.Fatal(err)
 	}
 	// Without a token the drill does not start.
 	if err := run(ctx, []string{"drill", "--url", emb.URL}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "--token") {
@@ -491,7 +529,7 @@ func TestDrillCommand_RefusesATokenOutsideTheDrillNamespace(t *testing.T) {
 			t.Fatalf("a drill with token %q ran", tok)
 		}
 	}
-	if !strings.Contains(err.Error(), "HANDOFF_DATABASE_URL") {
+	if !strings.Contains(err.Error(), "not a live workflow token of "+emb.URL) {
 		t.Fatalf("an unknown token: %v", err)
 	}
 	err = run(ctx, []string{"drill", "--type", "payment.charge", "--url", emb.URL, "--token", prod}, &out, &errOut)
@@ -502,5 +540,112 @@ func TestDrillCommand_RefusesATokenOutsideTheDrillNamespace(t *testing.T) {
 		domain.ListQuery{Limit: 10}, "")
 	if err != nil || len(ops) != 0 {
 		t.Fatalf("a refused drill registered %d operations (%v)", len(ops), err)
+	}
+}
+
+// TestDrill_FailsACardThatRetriesAPermanentError: a card listing auth as
+// retryable fails its drill: the provider refused the request, and every
+// retry is refused again.
+func TestDrill_FailsACardThatRetriesAPermanentError(t *testing.T) {
+	rig := newDrillRig(t, cardsFrom(t, `
+- name: retries.auth
+  provider: sandboxed
+  provider_idempotency: none
+  retry: {max_attempts: 3, backoff: 1s}
+  retryable: [transient, rate_limited, auth]
+  terminal: [validation]
+  drill: {adapter: sandbox}
+`))
+	recs, err := rig.drill()
+	if err == nil || !strings.Contains(err.Error(), "retries.auth: fail") {
+		t.Fatalf("want the drill to fail, got %v", err)
+	}
+	rec := recs["retries.auth"]
+	if c := caseOf(t, rec, 14); c.Verdict != drill.VerdictFail || !strings.Contains(c.Explanation, "lists auth as retryable") {
+		t.Fatalf("case 14 should fail on the retried auth error, got %+v", c)
+	}
+	if c := caseOf(t, rec, 13); c.Verdict != drill.VerdictPass || c.State != "failed_terminal" || c.Executions != 0 {
+		t.Fatalf("case 13: a validation refusal is held without retry, got %+v", c)
+	}
+}
+
+// TestDrillCommand_WithDrillCredentials: against a Handoff whose people
+// have no bearer tokens (a development sign-in), an admin issues two drill
+// credentials — an operator and an approver, two people for four eyes —
+// and the drill of a type that needs revising and approving passes; its
+// receipt is recorded at that Handoff.
+func TestDrillCommand_WithDrillCredentials(t *testing.T) {
+	dbURL := storetest.URL(t)
+	t.Setenv("HANDOFF_DATABASE_URL", dbURL)
+	ctx := context.Background()
+	s, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cs := exampleCards(t)
+	versions, err := s.SyncCards(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stampCards(cs, versions)
+	emb, err := startEmbedded(ctx, s, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Close()
+	var out, errOut strings.Builder
+	creds := map[string]string{}
+	for _, role := range []string{"operator", "approver"} {
+		out.Reset()
+		if err := run(ctx, []string{"token", "create", "--drill-person", role, "--name", "drill-" + role}, &out, &errOut); err != nil {
+			t.Fatalf("token create --drill-person %s: %v", role, err)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		creds[role] = lines[len(lines)-1]
+	}
+	out.Reset()
+	err = run(ctx, []string{"drill", "--type", "coupon.issue", "--url", emb.URL, "--token", emb.Workflow.Token,
+		"--operator-token", creds["operator"], "--approver-token", creds["approver"], "--receipts", t.TempDir()}, &out, &errOut)
+	if err != nil || !strings.Contains(out.String(), "PASS coupon.issue") {
+		t.Fatalf("drill: %v\n%s", err, out.String())
+	}
+	sums, err := s.DrillSummaries(ctx)
+	if err != nil || !sums["coupon.issue"].Drilled(cs["coupon.issue"]) {
+		t.Fatalf("the passing receipt is recorded at the drilled Handoff: %+v %v", sums, err)
+	}
+	// A drill credential is a person, not a workflow: it cannot register.
+	c := client.New(emb.URL, creds["approver"])
+	if err := c.Call(ctx, "POST", "/v1/operations", map[string]any{"key": "k", "type": "coupon.issue", "content": map[string]any{}}, nil); !client.IsCode(err, "forbidden") {
+		t.Fatalf("a drill credential registered an operation: %v", err)
+	}
+	// And it is a person only inside the drill namespace: a real workflow's
+	// operation is not there for it to read, approve or resolve.
+	prod, _, err := auth.NewTokens(s).Create(ctx, "campaigns", "n8n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var real client.Operation
+	if err := client.New(emb.URL, prod).Call(ctx, "POST", "/v1/operations", map[string]any{"key": "evt_9:coupon",
+		"type": "coupon.issue", "content": map[string]any{"code": "X"}}, &real); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(ctx, real.ID); !client.IsCode(err, "not_found") {
+		t.Fatalf("a drill credential read another namespace's operation: %v", err)
+	}
+	err = c.Call(ctx, "POST", "/v1/operations/"+real.ID+"/approve", map[string]any{"content_version": 1, "reason": "ok", "expected_version": real.Version}, nil)
+	if !client.IsCode(err, "not_found") {
+		t.Fatalf("a drill credential approved another namespace's operation: %v", err)
+	}
+	var list struct {
+		Items []client.Operation `json:"items"`
+	}
+	if err := c.Call(ctx, "GET", "/v1/operations?limit=200", nil, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range list.Items {
+		if op.ID == real.ID {
+			t.Fatalf("a drill credential lists another namespace's operation")
+		}
 	}
 }

@@ -24,6 +24,8 @@ usage:
   handoff token list                               list API tokens
   handoff token revoke ID                          revoke an API token
   handoff cards check FILE|DIR                     validate operation types
+  handoff lookup TYPE KEY [--namespace NS] [--provider-key K] [--event-id E] [--content JSON]
+                                                   run the type's lookup_adapter once and print what it read
   handoff audit export [--format jsonl|csv] [--from T] [--to T] [--namespace NS] [-o FILE]
                                                    export the audit trail with its chain fields
   handoff audit verify [--partial] FILE            check an export offline: chains, checkpoints, gaps
@@ -85,6 +87,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return sandboxCmd(ctx, args, stdout)
 	case "drill":
 		return drillCmd(ctx, cfg, args, stdout, stderr)
+	case "lookup":
+		return lookupCmd(ctx, cfg, args, stdout)
 	case "mcp":
 		return mcpCmd(ctx, args, stdout, stderr)
 	case "help", "-h", "--help":

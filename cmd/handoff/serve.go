@@ -72,6 +72,9 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkSigning(cards, os.Getenv, slog.Default()); err != nil {
+		return err
+	}
 	s, err := store.Open(ctx, cfg.DatabaseURL, store.Writers(cfg.DBWriters))
 	if err != nil {
 		return err
@@ -91,7 +94,10 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 
 	ledger := domain.NewLedger(s, cards)
 	ledger.MaxCausationDepth = cfg.MaxCausationDepth
+	ledger.KeyPII = cfg.KeyPII
+	ledger.Log = slog.Default()
 	ledger.Drills = s
+	ledger.DrillLog = s
 	tokens := auth.NewTokens(s)
 	tokens.CacheTTL = cfg.TokenCache
 	signIn, people, err := cfg.SignIn.wire(ctx, cfg.Addr, s)
@@ -100,10 +106,11 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	recovery, err := api.NewRecovery(reg, ledger)
+	recovery, err := api.NewRecovery(reg, s)
 	if err != nil {
 		return err
 	}
+	ledger.Observer, ledger.Events = recovery, recovery
 	apiHandler, err := api.New(api.Config{Registry: reg,
 		// People is nil without OIDC: every JWT is then refused.
 		Ledger: ledger, Auth: auth.Chain{Tokens: tokens, People: people}, Ready: s.Ping,
@@ -132,6 +139,9 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 		Policy: domain.DeliveryPolicy{Base: domain.DefaultDeliveryPolicy.Base, Max: domain.DefaultDeliveryPolicy.Max, MaxAge: cfg.Notify.MaxAge},
 		Lease:  2*cfg.Notify.Timeout + 5*time.Second, Observe: recovery.ObserveDelivery}
 	loops.Go(func() { deliverer.Run(loopCtx) })
+	if err := startLookups(loopCtx, &loops, ledger, s, recovery.ObserveLookup); err != nil {
+		return err
+	}
 	if cfg.TokenCache > 0 {
 		loops.Go(func() { _ = tokens.Watch(loopCtx, s) }) // verified tokens are cached while this listens
 	}

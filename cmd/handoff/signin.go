@@ -45,6 +45,10 @@ func signInFromEnv(getenv func(string) string, addr string) (signInConfig, error
 			*d.to = t
 		}
 	}
+	if c.IdleTimeout < auth.MinIdleTimeout {
+		return c, fmt.Errorf("HANDOFF_SESSION_IDLE_TIMEOUT (%s) is under %s: a session's activity is recorded once a minute, "+
+			"so a shorter idle timeout would end sessions in use", c.IdleTimeout, auth.MinIdleTimeout)
+	}
 	if c.IdleTimeout > c.AbsoluteTimeout {
 		return c, fmt.Errorf("HANDOFF_SESSION_IDLE_TIMEOUT (%s) is longer than HANDOFF_SESSION_ABSOLUTE_TIMEOUT (%s)", c.IdleTimeout, c.AbsoluteTimeout)
 	}

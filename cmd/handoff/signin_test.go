@@ -51,6 +51,7 @@ func TestSignInFromEnv(t *testing.T) {
 		"public URL with a path": {replace(oidcEnv, "HANDOFF_PUBLIC_URL", "https://x.example.com/handoff"), "no path"},
 		"bad duration":           {append(oidcEnv, "HANDOFF_SESSION_ABSOLUTE_TIMEOUT", "forever"), "HANDOFF_SESSION_ABSOLUTE_TIMEOUT"},
 		"idle beyond absolute":   {append(oidcEnv, "HANDOFF_SESSION_IDLE_TIMEOUT", "13h"), "longer than"},
+		"idle under a minute":    {append(oidcEnv, "HANDOFF_SESSION_IDLE_TIMEOUT", "59s"), "HANDOFF_SESSION_IDLE_TIMEOUT (59s) is under 1m0s"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := signInFromEnv(env(tc.env...), "0.0.0.0:8080")

@@ -69,7 +69,7 @@
   // reaches for a row is dropped, not swapped in.
   function inUse() {
     var results = document.getElementById("queue-results");
-    return !!results && (!!results.querySelector("input[data-select]:checked, details[open]") ||
+    return !!results && (paused() ||!!results.querySelector("input[data-select]:checked, details[open]") ||
       results.matches(":hover") || pointerDown ||
       (results.contains(document.activeElement) && document.activeElement !== document.body));
   }
@@ -86,12 +86,41 @@
   document.addEventListener("htmx:beforeSwap", function (e) {
     if (isPoll(e) && inUse()) e.detail.shouldSwap = false;
   });
+  // The refresh can be paused, for as long as this tab lives; the line
+  // beside it says how long ago the list was read.
+  function paused() {
+    try { return sessionStorage.getItem("handoff.pause") === "1"; } catch (e) { return false; }
+  }
+  function showRefresh(root) {
+    root.querySelectorAll("button[data-poll-pause]").forEach(function (b) {
+      b.hidden = false;
+      b.setAttribute("aria-pressed", String(paused()));
+      b.textContent = paused() ? "Resume refresh" : "Pause refresh";
+    });
+    ago();
+  }
+  function ago() {
+    document.querySelectorAll("time[data-updated]").forEach(function (el) {
+      var d = new Date(el.getAttribute("datetime"));
+      if (isNaN(d)) return;
+      var s = Math.max(0, Math.round((Date.now() - d.getTime()) / 1000));
+      el.textContent = s < 60 ? s + " s ago" : Math.floor(s / 60) + " min ago";
+      el.title = d.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+    });
+  }
+  setInterval(ago, 5000);
+  document.addEventListener("click", function (e) {
+    var b = e.target.closest && e.target.closest("button[data-poll-pause]");
+    if (!b) return;
+    try { sessionStorage.setItem("handoff.pause", paused() ? "0" : "1"); } catch (err) { return; }
+    showRefresh(document);
+  });
   // On a phone the queue's filters fold into "Filters", so the items come
   // first; the page is served with them open, for a browser without this.
   function foldFilters() {
     if (!window.matchMedia || !window.matchMedia("(max-width: 600px)").matches) return;
     document.querySelectorAll("details[data-filters]").forEach(function (d) { d.open = false; });
   }
-  document.addEventListener("DOMContentLoaded", function () { localTimes(document); foldFilters(); });
-  document.addEventListener("htmx:afterSwap", function (e) { localTimes(e.target); });
+  document.addEventListener("DOMContentLoaded", function () { localTimes(document); foldFilters(); showRefresh(document); });
+  document.addEventListener("htmx:afterSwap", function (e) { localTimes(e.target); showRefresh(e.target); });
 })();

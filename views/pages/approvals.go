@@ -28,4 +28,5 @@ type ApprovalItem struct {
 	Download                                         string                // the version as a JSON file
 	HiddenFrom                                       string                // the role the card shows content to, when the viewer is below it
 	Bytes                                            int                   // the content's size, when hidden
+	Hidden                                           []rune                // the hidden characters the content holds
 }

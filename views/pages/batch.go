@@ -1,6 +1,8 @@
 package pages
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/opshandoff/handoff/views/layouts"
@@ -53,4 +55,41 @@ type BatchRow struct {
 	ID, Key, From, To, Outcome, Why string
 	Risk                            string // why retrying this item may do it twice
 	Version                         int64  // the version the decision is taken on
+}
+
+// The bulk form's decisions, each with the states it is valid for; nil
+// means every state.
+var bulkDecisions = []struct {
+	Option
+	states []string
+}{
+	{Option{"not_executed_retry", "confirm not executed, then retry"}, []string{"unknown_outcome"}},
+	{Option{"not_executed_cancel", "confirm not executed, then cancel"}, []string{"unknown_outcome"}},
+	{Option{"resend_same_key", "re-send under the same provider key (where the provider still deduplicates it)"}, []string{"unknown_outcome"}},
+	{Option{"retry", "retry a terminal failure"}, []string{"failed_terminal"}},
+	{Option{"cancel", "cancel a terminal failure"}, []string{"failed_terminal"}},
+	{Option{"assign", "assign"}, nil},
+	{Option{"note", "add a note"}, nil},
+}
+
+// BulkDecisions are the decisions the bulk form offers for items in the
+// given states (comma-separated, as an incident lists them): only those
+// valid for at least one of them, so the first, the default, applies to
+// some item. With no states (a selection of anything) it offers all,
+// terminal failures' first.
+func BulkDecisions(states string) []Option {
+	var out []Option
+	if states == "" {
+		for _, i := range []int{3, 4, 0, 1, 2, 5, 6} {
+			out = append(out, bulkDecisions[i].Option)
+		}
+		return out
+	}
+	have := strings.Split(states, ", ")
+	for _, d := range bulkDecisions {
+		if d.states == nil || slices.ContainsFunc(d.states, func(s string) bool { return slices.Contains(have, s) }) {
+			out = append(out, d.Option)
+		}
+	}
+	return out
 }

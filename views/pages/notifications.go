@@ -32,6 +32,7 @@ type DestinationRow struct {
 	URL, Format, FailureRate, LastError                  string
 	LastErrorAt                                          *time.Time
 	Notifications, Delivered, Failed, Pending, AttemptsN int
+	Unsigned                                             bool // a card says its deliveries go unsigned
 }
 
 // NotificationsView is the admin page of destinations and undelivered
@@ -39,7 +40,22 @@ type DestinationRow struct {
 type NotificationsView struct {
 	Frame        layouts.Frame
 	Destinations []DestinationRow
-	Undelivered  []NotificationRow
-	Problem      Problem
-	Resent       string // the id just sent again
+	// Unsigned are the destinations the cards send to unsigned, as
+	// "URL (type)", whether or not anything was sent to them yet.
+	Unsigned    []string
+	Undelivered []NotificationRow
+	Problem     Problem
+	Resent      string // the id just sent again
+}
+
+// attemptParts are an attempt's status, latency and outcome, the empty
+// ones left out, so the line reads "#1 · 12:00 · HTTP 200 · 35 ms · delivered".
+func attemptParts(a NotificationAttemptRow) []string {
+	var out []string
+	for _, s := range []string{a.StatusCode, a.Latency, a.Outcome} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

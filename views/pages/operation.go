@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/views/components"
 	"github.com/opshandoff/handoff/views/layouts"
 )
@@ -20,13 +21,16 @@ type OperationView struct {
 	Card         CardView
 	Retention    Retention
 	LookupLink   string
-	Related      []RelatedRow
-	Actions      Actions
-	Problem      Problem
-	Draft        Draft  // what the person typed into the form that was refused
-	Done         string // the decision just recorded, for the success banner
-	Next         string // the next item of the queue the person came from
-	Back         string // that queue, with its filter
+	Lookup       LookupPanel
+	// ProviderKeyUse says which provider key the next attempt sends and why.
+	ProviderKeyUse string
+	Related        []RelatedRow
+	Actions        Actions
+	Problem        Problem
+	Draft          Draft  // what the person typed into the form that was refused
+	Done           string // the decision just recorded, for the success banner
+	Next           string // the next item of the queue the person came from
+	Back           string // that queue, with its filter
 	// Notifications are the operation's notifications and their attempts.
 	Notifications []NotificationRow
 	// Notes are the notes people left, oldest first, pinned above the
@@ -63,7 +67,10 @@ type ChainLink struct {
 }
 
 // DetailField is one member of an audit event's detail.
-type DetailField struct{ Key, Value string }
+type DetailField struct {
+	Key, Value string
+	Time       *time.Time // the value is a time: shown as the person reads times
+}
 
 // OpFacts are the operation's fields as text.
 type OpFacts struct {
@@ -89,6 +96,7 @@ type Snapshot struct {
 	Author     string     // "" for the registering workflow
 	ApprovedBy string
 	ApprovedAt *time.Time
+	Hidden     []rune // the hidden characters the content holds (components.ContentHiddenRunes)
 }
 
 // VersionRow is one content version and what changed from the one before.
@@ -182,10 +190,13 @@ func (d Draft) For(form string) Draft {
 // ItemURL is an operation's page, keeping the list it was opened from.
 func ItemURL(id, from string) string {
 	if from == "" {
-		return "/desk/operations/" + id
+		return domain.DeskPath(id)
 	}
-	return "/desk/operations/" + id + "?from=" + url.QueryEscape(from)
+	return domain.DeskPath(id) + "?from=" + url.QueryEscape(from)
 }
+
+// ActionURL is where an operation's page posts action.
+func ActionURL(id, action string) string { return domain.DeskActionPath(id, action) }
 
 // BackURL is the list the person came from, scrolled to the row of id.
 func BackURL(from, id string) string {
@@ -196,4 +207,48 @@ func BackURL(from, id string) string {
 		return from
 	}
 	return from + "#row-" + id
+}
+
+// DraftShown reports whether the refused form's input is on the page
+// again: only while the decision it belongs to is still offered. An item
+// that left the desk meanwhile offers none, and its page must not say
+// "with what you typed".
+func (v OperationView) DraftShown() bool {
+	a := v.Actions
+	switch v.Draft.Form {
+	case "":
+		return false
+	case "confirm-executed":
+		return a.ConfirmExecuted
+	case "confirm-not-executed":
+		return a.ConfirmNotExecuted
+	case "retry":
+		return a.Retry
+	case "cancel":
+		return a.Cancel
+	case "resend-same-key":
+		return a.ResendSameKey
+	case "assign":
+		return a.Assign
+	case "revise":
+		return a.Revise
+	case "note":
+		return a.Note
+	case "approve", "reject":
+		return a.Approve
+	}
+	return false
+}
+
+// PendingDiff is the changes of the content version awaiting a decision,
+// shown above Approve so it is read before it is pressed; nil for a first
+// version (the content itself is the snapshot) or when the diff is not
+// kept.
+func (v OperationView) PendingDiff() []components.DiffLine {
+	for _, ver := range v.Versions {
+		if ver.Version == v.Snapshot.Version {
+			return ver.Diff
+		}
+	}
+	return nil
 }

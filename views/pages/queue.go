@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/views/components"
 	"github.com/opshandoff/handoff/views/layouts"
 )
 
@@ -16,18 +18,19 @@ type QueueView struct {
 	Provs   []Option
 	Ages    []Option
 	Rows    []QueueRow
-	Next    string // the next page's URL; "" on the last page
-	Self    string // this page's URL with its filter, where actions return to
-	CanAct  bool   // the viewer may take and assign items
-	Problem string // a filter that could not be read
-	Stale   *Stale // a Take refused because the item had changed
-	All     bool   // the Operations page: every state, searched deeper
+	Next    string    // the next page's URL; "" on the last page
+	Self    string    // this page's URL with its filter, where actions return to
+	CanAct  bool      // the viewer may take and assign items
+	Problem string    // a filter that could not be read
+	Stale   *Stale    // a Take refused because the item had changed
+	All     bool      // the Operations page: every state, searched deeper
+	Updated time.Time // when the list was read, shown beside its refresh
 }
 
 // Path is the page's own address.
 func (v QueueView) Path() string {
 	if v.All {
-		return "/desk/operations"
+		return domain.DeskOperations
 	}
 	return "/desk/queue"
 }
@@ -57,6 +60,10 @@ type QueueRow struct {
 	CreatedAt                                          time.Time
 	Since                                              time.Time // when it entered the desk; Age counts from it
 	Mine                                               bool      // assigned to the viewer
+	// Twin marks an item held because it may be a second execution of
+	// another (twin_unresolved, supersedes_sent) or a revision waiting for
+	// the earlier send's outcome; "" otherwise.
+	Twin string
 }
 
 // activeFilters counts the filters in use for the folded filter's summary:
@@ -75,4 +82,22 @@ func activeFilters(f QueueFilter) string {
 		return ""
 	}
 	return " (" + strconv.Itoa(n) + " in use)"
+}
+
+// ageHeading names the age column: the queue counts time in the desk; the
+// Operations page lists items in every state, completed ones too, so it
+// says only "Age".
+func ageHeading(all bool) string {
+	if all {
+		return "Age"
+	}
+	return "In the desk for"
+}
+
+// ageTitle is the age's exact start, on hover.
+func ageTitle(all bool, since time.Time) string {
+	if all {
+		return "since " + components.UTCText(since)
+	}
+	return "in the desk since " + components.UTCText(since)
 }

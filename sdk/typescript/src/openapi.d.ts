@@ -141,6 +141,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/drill-receipts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record the receipt of a drill run against this Handoff (handoff drill --url): shown on its Types page, its hash in its audit trail (a workflow token or an admin)
+         * @description Records the receipt of a drill run against this Handoff (handoff drill --url): stored, shown on the Types page, and its SHA-256 chained into the audit trail as a drill_recorded event. A workflow token or an admin.
+         */
+        post: operations["recordDrillReceipt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -545,6 +565,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/whoami": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller as authenticated: a workflow token's name and namespace, or a person's identity and role
+         * @description Answers who the credential is, as the server authenticated it: a workflow token's name and its one namespace, or a person's issuer, subject and role. Clients check a token with it before they act (handoff drill --url refuses a token outside the drill namespace).
+         */
+        get: operations["whoami"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -695,6 +735,8 @@ export interface components {
             /** @description absent inside a registration response */
             operation?: components["schemas"]["Operation"];
             provider_key: string;
+            /** @description which provider key this attempt sends and why: the first send of a content version, a re-send under the key it was first sent with, or a new key for a revision */
+            provider_key_use: string;
         };
         DecisionRequest: {
             content_version: number;
@@ -782,6 +824,8 @@ export interface components {
             /** Format: date-time */
             next_retry_at: string | null;
             provider_key: string | null;
+            /** @description the content version the provider key was first sent with; null while it was not sent */
+            provider_key_content_version: number | null;
             /** Format: date-time */
             provider_key_first_sent_at: string | null;
             resolution: {
@@ -812,6 +856,10 @@ export interface components {
             next_cursor: string | null;
         };
         OperationType: {
+            /** @description whether Handoff ever re-sends automatically after begin (under a deduplicated provider key, by the system's policy) */
+            automatic_resend: boolean;
+            /** @description why automatic re-sends after begin are off: retry layer, an unknown contract or an unverified statement about de-duplication */
+            automatic_resend_off: string | null;
             description: string;
             drill: {
                 /** @description the adapter the drill runs against; only sandbox is drilled */
@@ -826,13 +874,32 @@ export interface components {
             lease: string;
             /** @enum {string} */
             lookup: "none" | "api" | "manual";
+            /** @description how Handoff looks an unknown outcome up itself; null without one */
+            lookup_adapter: {
+                /** @description the environment variable holding the secret; the secret is never shown */
+                auth_env: string | null;
+                /** @description answer pointer = content pointer, per compared field */
+                compare: string[];
+                done_states: string[];
+                found_status: number[];
+                method: string;
+                not_found_status: number[];
+                /** @description RFC 6901 JSON pointer to the provider's reference */
+                ref: string;
+                state: string | null;
+                /** @description a template: {provider_key}, {key}, {event_id} and {content.field}, each escaped where it stands */
+                url: string;
+                when_nonempty: string | null;
+                /** @description how long Handoff keeps looking before it concludes */
+                window: string;
+            } | null;
             lookup_authoritative: boolean;
             lookup_url: string | null;
             name: string;
             owner: string | null;
             provider: string;
             /** @enum {string} */
-            provider_idempotency: "none" | "key" | "key_and_params";
+            provider_idempotency: "none" | "key" | "key_and_params" | "unknown";
             /** @description a duration such as 24h; 0s when the provider does not deduplicate */
             provider_key_retention: string;
             /** @description where drill receipts are written */
@@ -845,7 +912,7 @@ export interface components {
                 max_attempts: number;
                 max_elapsed: string;
             };
-            /** @description handoff or worker: the one layer that retries */
+            /** @description handoff, worker or none: the one layer that retries (none: nobody retries automatically) */
             retry_layer: string;
             retryable: ("transient" | "rate_limited" | "timeout" | "validation" | "auth" | "permission" | "not_found" | "conflict" | "config" | "unknown")[];
             /** @description hash of the recorded card; drill receipts name it */
@@ -975,6 +1042,8 @@ export interface components {
             /** Format: date-time */
             next_retry_at: string | null;
             provider_key: string | null;
+            /** @description the content version the provider key was first sent with; null while it was not sent */
+            provider_key_content_version: number | null;
             /** Format: date-time */
             provider_key_first_sent_at: string | null;
             resolution: {
@@ -1550,6 +1619,148 @@ export interface operations {
             };
             /** @description Request Entity Too Large (problem details) */
             413: {
+                headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error (problem details) */
+            500: {
+                headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable (problem details) */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    recordDrillReceipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the receipt's JSON file as written by handoff drill, as a string */
+                    receipt: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the receipt is recorded */
+            201: {
+                headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the drill_recorded event on the system stream */
+                        audit_event_id: string;
+                        id: string;
+                        /** @description of the receipt text as sent */
+                        sha256: string;
+                        type: string;
+                        verdict: string;
+                    };
+                };
+            };
+            /** @description Bad Request (problem details) */
+            400: {
+                headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (problem details) */
+            401: {
+                headers: {
+                    /** @description the scheme to authenticate with: Bearer */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (problem details) */
+            403: {
+                headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found (problem details) */
+            404: {
+                headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict (problem details) */
+            409: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large (problem details) */
+            413: {
+                headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity (problem details) */
+            422: {
                 headers: {
                     /** @description the request's ID, the caller's when it sent a plain one */
                     "X-Request-ID"?: string;
@@ -3733,6 +3944,75 @@ export interface operations {
             /** @description Not Found (problem details) */
             404: {
                 headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error (problem details) */
+            500: {
+                headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable (problem details) */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    whoami: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the caller */
+            200: {
+                headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        issuer?: string;
+                        /** @enum {string} */
+                        kind: "workflow" | "person" | "system";
+                        name: string;
+                        /** @description a workflow token's one namespace */
+                        namespace?: string;
+                        /** @description a person's role */
+                        role?: string;
+                        subject?: string;
+                    };
+                };
+            };
+            /** @description Unauthorized (problem details) */
+            401: {
+                headers: {
+                    /** @description the scheme to authenticate with: Bearer */
+                    "WWW-Authenticate"?: string;
                     /** @description the request's ID, the caller's when it sent a plain one */
                     "X-Request-ID"?: string;
                     [name: string]: unknown;

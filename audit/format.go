@@ -1,4 +1,4 @@
-package domain
+package audit
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/opshandoff/handoff/domain"
 )
 
 // The export formats belong to the audit trail, not to one adapter: the
@@ -60,17 +62,17 @@ var csvHeader = []string{"id", "stream", "seq", "operation_id", "namespace", "at
 	"actor_namespace", "actor_issuer", "actor_subject", "actor_email", "actor_role", "action", "from_state",
 	"to_state", "reason", "detail", "request_id", "client_addr", "prev_hash", "hash"}
 
-func csvRecord(e AuditEvent) []string {
+func csvRecord(e domain.AuditEvent) []string {
 	return []string{e.ID, e.Stream, strconv.FormatInt(e.Seq, 10), e.OperationID, e.Namespace,
 		e.At.UTC().Format(time.RFC3339Nano), e.Actor.Kind.String(), e.Actor.Name, e.Actor.Namespace, e.Actor.Issuer,
 		e.Actor.Subject, e.Actor.Email, e.Actor.Role.String(), e.Action, e.FromState, e.ToState, e.Reason,
 		string(e.Detail), e.RequestID, e.ClientAddr, e.PrevHash, e.Hash}
 }
 
-func fromRecord(r []string) (AuditEvent, error) {
+func fromRecord(r []string) (domain.AuditEvent, error) {
 	seq, err := strconv.ParseInt(r[2], 10, 64)
 	if err != nil {
-		return AuditEvent{}, fmt.Errorf("seq %q is not a number", r[2])
+		return domain.AuditEvent{}, fmt.Errorf("seq %q is not a number", r[2])
 	}
 	l := auditLine{ID: r[0], Stream: r[1], Seq: seq, OperationID: r[3], Namespace: r[4], At: r[5],
 		Actor:  lineActor{Kind: r[6], Name: r[7], Namespace: r[8], Issuer: r[9], Subject: r[10], Email: r[11], Role: r[12]},
@@ -83,23 +85,23 @@ func fromRecord(r []string) (AuditEvent, error) {
 
 // event converts a record back. Values outside a closed set become its zero
 // value, which changes the canonical form, so the hash shows the edit.
-func (l auditLine) event() (AuditEvent, error) {
+func (l auditLine) event() (domain.AuditEvent, error) {
 	at, err := time.Parse(time.RFC3339Nano, l.At)
 	if err != nil {
-		return AuditEvent{}, fmt.Errorf("at %q is not an RFC 3339 time", l.At)
+		return domain.AuditEvent{}, fmt.Errorf("at %q is not an RFC 3339 time", l.At)
 	}
-	kind, _ := ParseActorKind(l.Actor.Kind)
-	role, _ := ParseRole(l.Actor.Role)
-	return AuditEvent{ID: l.ID, Stream: l.Stream, Seq: l.Seq, OperationID: l.OperationID, Namespace: l.Namespace,
-		At: at.UTC(), Actor: Actor{Kind: kind, Name: l.Actor.Name, Namespace: l.Actor.Namespace, Issuer: l.Actor.Issuer,
+	kind, _ := domain.ParseActorKind(l.Actor.Kind)
+	role, _ := domain.ParseRole(l.Actor.Role)
+	return domain.AuditEvent{ID: l.ID, Stream: l.Stream, Seq: l.Seq, OperationID: l.OperationID, Namespace: l.Namespace,
+		At: at.UTC(), Actor: domain.Actor{Kind: kind, Name: l.Actor.Name, Namespace: l.Actor.Namespace, Issuer: l.Actor.Issuer,
 			Subject: l.Actor.Subject, Email: l.Actor.Email, Role: role},
 		Action: l.Action, FromState: l.FromState, ToState: l.ToState, Reason: l.Reason, Detail: l.Detail,
 		RequestID: l.RequestID, ClientAddr: l.ClientAddr, PrevHash: l.PrevHash, Hash: l.Hash}, nil
 }
 
-// NewAuditEncoder returns a sink that writes the export to w in format.
+// NewEncoder returns a sink that writes the export to w in format.
 // It buffers; End flushes.
-func NewAuditEncoder(w io.Writer, format string) (AuditSink, error) {
+func NewEncoder(w io.Writer, format string) (Sink, error) {
 	switch format {
 	case FormatJSONL, "":
 		bw := bufio.NewWriterSize(w, 64<<10)
@@ -109,7 +111,7 @@ func NewAuditEncoder(w io.Writer, format string) (AuditSink, error) {
 	case FormatCSV:
 		return &csvSink{out: w, w: csv.NewWriter(w)}, nil
 	}
-	return nil, Invalid(FieldError{Field: "format", Message: "must be jsonl or csv"})
+	return nil, domain.Invalid(domain.FieldError{Field: "format", Message: "must be jsonl or csv"})
 }
 
 type jsonlSink struct {
@@ -120,7 +122,7 @@ type jsonlSink struct {
 func (s *jsonlSink) Begin() error { return nil }
 func (s *jsonlSink) End() error   { return s.w.Flush() }
 
-func (s *jsonlSink) Write(e AuditEvent) error {
+func (s *jsonlSink) Write(e domain.AuditEvent) error {
 	a := e.Actor
 	return s.enc.Encode(auditLine{ID: e.ID, Stream: e.Stream, Seq: e.Seq, OperationID: e.OperationID, Namespace: e.Namespace,
 		At: e.At.UTC().Format(time.RFC3339Nano), Actor: lineActor{Kind: a.Kind.String(), Name: a.Name, Issuer: a.Issuer,
@@ -147,7 +149,7 @@ func (s *csvSink) Begin() error {
 	return s.w.Write(csvHeader)
 }
 
-func (s *csvSink) Write(e AuditEvent) error {
+func (s *csvSink) Write(e domain.AuditEvent) error {
 	s.rec = csvRecord(e)
 	for i, v := range s.rec {
 		s.rec[i] = NeutraliseCell(v)
@@ -174,9 +176,9 @@ func NeutraliseCell(v string) string {
 // RestoreCell undoes NeutraliseCell.
 func RestoreCell(v string) string { return strings.TrimPrefix(v, "'") }
 
-// DecodeAuditExport reads an export in either format, calling fn with each
+// DecodeExport reads an export in either format, calling fn with each
 // event and the line it starts on; it returns the format it found.
-func DecodeAuditExport(r io.Reader, fn func(AuditEvent, int64) error) (string, error) {
+func DecodeExport(r io.Reader, fn func(domain.AuditEvent, int64) error) (string, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(3)
 	if bytes.Equal(head, []byte(utf8BOM)) {
@@ -189,7 +191,7 @@ func DecodeAuditExport(r io.Reader, fn func(AuditEvent, int64) error) (string, e
 	return FormatCSV, decodeCSV(br, fn)
 }
 
-func decodeJSONL(br *bufio.Reader, fn func(AuditEvent, int64) error) error {
+func decodeJSONL(br *bufio.Reader, fn func(domain.AuditEvent, int64) error) error {
 	for n := int64(1); ; n++ {
 		line, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
@@ -215,7 +217,7 @@ func decodeJSONL(br *bufio.Reader, fn func(AuditEvent, int64) error) error {
 	}
 }
 
-func decodeCSV(br *bufio.Reader, fn func(AuditEvent, int64) error) error {
+func decodeCSV(br *bufio.Reader, fn func(domain.AuditEvent, int64) error) error {
 	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = len(csvHeader)
 	cr.ReuseRecord = true

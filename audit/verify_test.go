@@ -1,4 +1,4 @@
-package domain_test
+package audit_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 )
 
@@ -51,8 +52,8 @@ func (b *trailBuilder) checkpoint() domain.AuditEvent {
 		heads = append(heads, domain.StreamHead{Stream: s, Seq: b.heads[s].Seq, Hash: b.heads[s].Hash})
 	}
 	b.changed = map[string]bool{}
-	b.cp = domain.NewCheckpoint(b.cp, heads, int64(len(b.events)))
-	return b.chain(domain.CheckpointEvent(context.Background(), b.ids, t0, b.cp))
+	b.cp = audit.NewCheckpoint(b.cp, heads, int64(len(b.events)))
+	return b.chain(audit.CheckpointEvent(context.Background(), b.ids, t0, b.cp))
 }
 
 // standardTrail: three operations of four events each, interleaved, a
@@ -76,7 +77,7 @@ func standardTrail() *trailBuilder {
 func (b *trailBuilder) jsonl(t *testing.T) []string {
 	t.Helper()
 	var buf bytes.Buffer
-	sink, _ := domain.NewAuditEncoder(&buf, domain.FormatJSONL)
+	sink, _ := audit.NewEncoder(&buf, audit.FormatJSONL)
 	if err := sink.Begin(); err != nil {
 		t.Fatal(err)
 	}
@@ -105,11 +106,11 @@ func (b *trailBuilder) event(stream string, seq int64) domain.AuditEvent {
 	return b.events[b.lineOf(stream, seq)-1]
 }
 
-func verifyFile(t *testing.T, data []byte, partial bool) domain.Report {
+func verifyFile(t *testing.T, data []byte, partial bool) audit.Report {
 	t.Helper()
-	v := &domain.Verifier{Partial: partial, RefName: "line"}
-	rep, err := domain.VerifyEvents(v, func(fn func(domain.AuditEvent, int64) error) error {
-		_, err := domain.DecodeAuditExport(bytes.NewReader(data), fn)
+	v := &audit.Verifier{Partial: partial, RefName: "line"}
+	rep, err := audit.VerifyEvents(v, func(fn func(domain.AuditEvent, int64) error) error {
+		_, err := audit.DecodeExport(bytes.NewReader(data), fn)
 		return err
 	}, nil)
 	if err != nil {
@@ -132,7 +133,7 @@ func TestVerify_untouchedExportVerifies(t *testing.T) {
 // JSON Lines export and expects the first break at the line touched.
 func TestVerify_tamperedExport(t *testing.T) {
 	type want struct {
-		kind    domain.BreakKind
+		kind    audit.BreakKind
 		stream  string
 		seq     int64
 		eventID string
@@ -142,7 +143,7 @@ func TestVerify_tamperedExport(t *testing.T) {
 		"edit": func(b *trailBuilder, lines []string) ([]string, want) {
 			n := b.lineOf("op_B", 2)
 			lines[n-1] = strings.Replace(lines[n-1], `"action":"claimed"`, `"action":"noted"`, 1)
-			return lines, want{domain.BreakEdited, "op_B", 2, b.event("op_B", 2).ID, int64(n)}
+			return lines, want{audit.BreakEdited, "op_B", 2, b.event("op_B", 2).ID, int64(n)}
 		},
 		"edit and re-seal": func(b *trailBuilder, lines []string) ([]string, want) {
 			e := b.event("op_B", 2)
@@ -150,17 +151,17 @@ func TestVerify_tamperedExport(t *testing.T) {
 			e.Hash = domain.HashEvent(e)
 			n := b.lineOf("op_B", 2)
 			lines[n-1] = encodeLine(t, e)
-			return lines, want{domain.BreakReplaced, "op_B", 2, e.ID, int64(n)}
+			return lines, want{audit.BreakReplaced, "op_B", 2, e.ID, int64(n)}
 		},
 		"delete": func(b *trailBuilder, lines []string) ([]string, want) {
 			n := b.lineOf("op_B", 2)
 			next := b.lineOf("op_B", 3) - 1 // one line up once n is gone
-			return append(lines[:n-1:n-1], lines[n:]...), want{domain.BreakDeleted, "op_B", 2, b.event("op_B", 3).ID, int64(next)}
+			return append(lines[:n-1:n-1], lines[n:]...), want{audit.BreakDeleted, "op_B", 2, b.event("op_B", 3).ID, int64(next)}
 		},
 		"reorder": func(b *trailBuilder, lines []string) ([]string, want) {
 			i, j := b.lineOf("op_B", 2), b.lineOf("op_B", 3)
 			lines[i-1], lines[j-1] = lines[j-1], lines[i-1]
-			return lines, want{domain.BreakReordered, "op_B", 3, b.event("op_B", 3).ID, int64(i)}
+			return lines, want{audit.BreakReordered, "op_B", 3, b.event("op_B", 3).ID, int64(i)}
 		},
 		"insert": func(b *trailBuilder, lines []string) ([]string, want) {
 			e := b.event("op_B", 2)
@@ -168,11 +169,11 @@ func TestVerify_tamperedExport(t *testing.T) {
 			e.Hash = domain.HashEvent(e)
 			n := b.lineOf("op_B", 2)
 			out := append(append(append([]string{}, lines[:n-1]...), encodeLine(t, e)), lines[n-1:]...)
-			return out, want{domain.BreakInserted, "op_B", 2, "ev_FORGED", int64(n)}
+			return out, want{audit.BreakInserted, "op_B", 2, "ev_FORGED", int64(n)}
 		},
 		"delete a stream's last event": func(b *trailBuilder, lines []string) ([]string, want) {
 			n := b.lineOf("op_C", 4)
-			return append(lines[:n-1:n-1], lines[n:]...), want{domain.BreakTruncated, "op_C", 4, "", int64(b.lineOf("op_C", 3))}
+			return append(lines[:n-1:n-1], lines[n:]...), want{audit.BreakTruncated, "op_C", 4, "", int64(b.lineOf("op_C", 3))}
 		},
 		"delete a whole stream": func(b *trailBuilder, lines []string) ([]string, want) {
 			var out []string
@@ -181,7 +182,7 @@ func TestVerify_tamperedExport(t *testing.T) {
 					out = append(out, l)
 				}
 			}
-			return out, want{domain.BreakMissingStream, "op_C", 4, "", int64(b.lineOf(domain.SystemStream, 2) - 4)}
+			return out, want{audit.BreakMissingStream, "op_C", 4, "", int64(b.lineOf(domain.SystemStream, 2) - 4)}
 		},
 	}
 	for name, tamper := range cases {
@@ -202,7 +203,7 @@ func TestVerify_tamperedExport(t *testing.T) {
 
 func encodeLine(t *testing.T, e domain.AuditEvent) string {
 	var buf bytes.Buffer
-	sink, _ := domain.NewAuditEncoder(&buf, domain.FormatJSONL)
+	sink, _ := audit.NewEncoder(&buf, audit.FormatJSONL)
 	if err := sink.Write(e); err != nil || sink.End() != nil {
 		t.Fatal(err)
 	}
@@ -212,14 +213,14 @@ func encodeLine(t *testing.T, e domain.AuditEvent) string {
 func TestVerify_partialExport(t *testing.T) {
 	b := standardTrail()
 	lines := b.jsonl(t)[3:] // the first three events fell before --from
-	if rep := verifyFile(t, joinLines(lines), false); rep.OK() || rep.Breaks[0].Kind != domain.BreakDeleted {
+	if rep := verifyFile(t, joinLines(lines), false); rep.OK() || rep.Breaks[0].Kind != audit.BreakDeleted {
 		t.Fatalf("a cut export verified as complete: %+v", rep)
 	}
 	if rep := verifyFile(t, joinLines(lines), true); !rep.OK() {
 		t.Fatalf("a cut export as partial: %v", rep.Breaks)
 	}
 	lines = append(lines[:3:3], lines[4:]...) // and op_A seq 3 deleted inside it
-	if rep := verifyFile(t, joinLines(lines), true); rep.OK() || rep.Breaks[0].Kind != domain.BreakDeleted {
+	if rep := verifyFile(t, joinLines(lines), true); rep.OK() || rep.Breaks[0].Kind != audit.BreakDeleted {
 		t.Fatalf("a gap inside a partial export: %+v", rep)
 	}
 }
@@ -245,12 +246,12 @@ func TestVerify_detailThatIsNotJSON(t *testing.T) {
 	b := standardTrail()
 	e := b.event("op_B", 2)
 	b.events[b.lineOf("op_B", 2)-1].Detail = []byte("{not json")
-	v := &domain.Verifier{}
+	v := &audit.Verifier{}
 	for i, ev := range b.events {
 		v.Add(ev, int64(i+1))
 	}
 	rep := v.Report()
-	if rep.OK() || rep.Breaks[0].Kind != domain.BreakEdited || rep.Breaks[0].EventID != e.ID {
+	if rep.OK() || rep.Breaks[0].Kind != audit.BreakEdited || rep.Breaks[0].EventID != e.ID {
 		t.Fatalf("a detail that is not JSON: %v", rep.Breaks)
 	}
 }

@@ -1,4 +1,4 @@
-package domain_test
+package audit_test
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 )
 
@@ -26,10 +27,10 @@ func TestNeutraliseCell(t *testing.T) {
 		"2026-03-01T12:00:00Z":     "2026-03-01T12:00:00Z",
 		`{"n":-1}`:                 `{"n":-1}`,
 	} {
-		if got := domain.NeutraliseCell(in); got != want {
+		if got := audit.NeutraliseCell(in); got != want {
 			t.Errorf("NeutraliseCell(%q) = %q, want %q", in, got, want)
 		}
-		if back := domain.RestoreCell(domain.NeutraliseCell(in)); back != in {
+		if back := audit.RestoreCell(audit.NeutraliseCell(in)); back != in {
 			t.Errorf("RestoreCell(NeutraliseCell(%q)) = %q", in, back)
 		}
 	}
@@ -44,7 +45,7 @@ func TestCSVExport_opensCleanly(t *testing.T) {
 	evil := b.event("op_A", 6) // a row added by hand, claiming a seq already taken
 	evil.ID, evil.Reason = "ev_EVIL", "@cmd|' /C calc'!A0\nsecond line"
 	var buf bytes.Buffer
-	sink, err := domain.NewAuditEncoder(&buf, domain.FormatCSV)
+	sink, err := audit.NewEncoder(&buf, audit.FormatCSV)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestJSONLExport_linesAreWhatIsHashed(t *testing.T) {
 	if err != nil || string(canon) != string(e.CanonicalJSON()) {
 		t.Fatalf("line 1 without its hash:\n%s\nwant\n%s (%v)", canon, e.CanonicalJSON(), err)
 	}
-	if _, err := domain.DecodeAuditExport(strings.NewReader(`{"id":"x","surprise":1}`+"\n"), func(domain.AuditEvent, int64) error { return nil }); err == nil {
+	if _, err := audit.DecodeExport(strings.NewReader(`{"id":"x","surprise":1}`+"\n"), func(domain.AuditEvent, int64) error { return nil }); err == nil {
 		t.Fatal("an unknown member was accepted")
 	}
 }
@@ -117,20 +118,20 @@ func TestMerkleRoot(t *testing.T) {
 	h := func(s string, seq int64) domain.StreamHead {
 		return domain.StreamHead{Stream: s, Seq: seq, Hash: strings.Repeat("a", 64)}
 	}
-	empty := domain.MerkleRoot(nil)
+	empty := audit.MerkleRoot(nil)
 	if empty != "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" {
 		t.Fatalf("empty root %s", empty)
 	}
-	one, two, three := domain.MerkleRoot([]domain.StreamHead{h("a", 1)}),
-		domain.MerkleRoot([]domain.StreamHead{h("a", 1), h("b", 1)}),
-		domain.MerkleRoot([]domain.StreamHead{h("a", 1), h("b", 1), h("c", 1)})
+	one, two, three := audit.MerkleRoot([]domain.StreamHead{h("a", 1)}),
+		audit.MerkleRoot([]domain.StreamHead{h("a", 1), h("b", 1)}),
+		audit.MerkleRoot([]domain.StreamHead{h("a", 1), h("b", 1), h("c", 1)})
 	if one == two || two == three || one == empty {
 		t.Fatal("roots collide")
 	}
-	if domain.MerkleRoot([]domain.StreamHead{h("a", 2), h("b", 1)}) == two {
+	if audit.MerkleRoot([]domain.StreamHead{h("a", 2), h("b", 1)}) == two {
 		t.Fatal("the root does not cover seq")
 	}
-	c := domain.NewCheckpoint(domain.Checkpoint{Seq: 4}, []domain.StreamHead{h("b", 1), h("a", 1)}, 9)
+	c := audit.NewCheckpoint(domain.Checkpoint{Seq: 4}, []domain.StreamHead{h("b", 1), h("a", 1)}, 9)
 	if c.Seq != 5 || c.Heads[0].Stream != "a" || c.Root != two {
 		t.Fatalf("checkpoint %+v", c)
 	}

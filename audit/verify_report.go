@@ -1,10 +1,12 @@
-package domain
+package audit
 
 import (
 	"cmp"
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/opshandoff/handoff/domain"
 )
 
 // Verifier checks an audit trail read one event at a time: Add each event,
@@ -21,7 +23,7 @@ type Verifier struct {
 
 	streams     map[string]*chainState
 	pending     map[string][]expectation // checkpoint heads not yet seen
-	tombs       map[string]StreamHead
+	tombs       map[string]domain.StreamHead
 	lastCP      int64
 	heads       bool
 	drills      map[string]*recordedDrill // receipt id → its drill_recorded event
@@ -34,7 +36,7 @@ type Verifier struct {
 
 // expectation is a head a checkpoint recorded.
 type expectation struct {
-	head    StreamHead
+	head    domain.StreamHead
 	cp      int64
 	ref     int64
 	eventID string
@@ -52,7 +54,7 @@ func (r Report) OK() bool { return len(r.Breaks) == 0 && r.Omitted == 0 }
 
 func (v *Verifier) init() {
 	if v.streams == nil {
-		v.streams, v.pending, v.tombs = map[string]*chainState{}, map[string][]expectation{}, map[string]StreamHead{}
+		v.streams, v.pending, v.tombs = map[string]*chainState{}, map[string][]expectation{}, map[string]domain.StreamHead{}
 	}
 }
 
@@ -69,7 +71,7 @@ func (v *Verifier) where(ref int64) string {
 }
 
 // add records a break at event e; it returns 1 + its index, 0 if dropped.
-func (v *Verifier) add(kind BreakKind, e AuditEvent, ref int64, detail string) int {
+func (v *Verifier) add(kind BreakKind, e domain.AuditEvent, ref int64, detail string) int {
 	return v.addAt(kind, e.Stream, e.Seq, e.ID, ref, detail)
 }
 
@@ -83,20 +85,20 @@ func (v *Verifier) addAt(kind BreakKind, stream string, seq int64, id string, re
 }
 
 // system takes in what checkpoints and tombstones record.
-func (v *Verifier) system(e AuditEvent, ref int64) {
-	if e.Stream != SystemStream {
+func (v *Verifier) system(e domain.AuditEvent, ref int64) {
+	if e.Stream != domain.SystemStream {
 		return
 	}
 	switch e.Action {
-	case ActionStreamPurged:
+	case domain.ActionStreamPurged:
 		if h, err := ParseTombstone(e); err == nil {
 			v.tombs[h.Stream] = h
 		} else {
 			v.add(BreakEdited, e, ref, err.Error())
 		}
-	case ActionDrillRecorded:
+	case domain.ActionDrillRecorded:
 		v.drillRecorded(e, ref)
-	case ActionCheckpoint:
+	case domain.ActionCheckpoint:
 		c, err := ParseCheckpoint(e)
 		if err != nil {
 			v.add(BreakCheckpoint, e, ref, err.Error())
@@ -118,7 +120,7 @@ func (v *Verifier) system(e AuditEvent, ref int64) {
 
 // expect checks a checkpoint head against the stream's head when that is
 // at hand, and otherwise remembers it for the event or the end.
-func (v *Verifier) expect(h StreamHead, cp int64, eventID string, ref int64) {
+func (v *Verifier) expect(h domain.StreamHead, cp int64, eventID string, ref int64) {
 	if st := v.streams[h.Stream]; st != nil {
 		var got digest
 		id, at := "", ref
@@ -142,7 +144,7 @@ func (v *Verifier) expect(h StreamHead, cp int64, eventID string, ref int64) {
 }
 
 // confirm settles the pending heads that e is the event of.
-func (v *Verifier) confirm(e AuditEvent, ref int64) {
+func (v *Verifier) confirm(e domain.AuditEvent, ref int64) {
 	xs := v.pending[e.Stream]
 	if len(xs) == 0 {
 		return
@@ -181,11 +183,11 @@ func (v *Verifier) NeedsSecondPass() bool {
 }
 
 // Recheck is the second pass: it only compares pending checkpoint heads.
-func (v *Verifier) Recheck(e AuditEvent, ref int64) { v.confirm(e, ref) }
+func (v *Verifier) Recheck(e domain.AuditEvent, ref int64) { v.confirm(e, ref) }
 
 // ExpectLast compares a stream with the head its operation records
 // (version and audit_head): the stream must end exactly there.
-func (v *Verifier) ExpectLast(h StreamHead) {
+func (v *Verifier) ExpectLast(h domain.StreamHead) {
 	v.init()
 	v.heads = true
 	st := v.streams[h.Stream]
@@ -239,7 +241,7 @@ func (v *Verifier) Report() Report {
 		if f := st.fork; f != nil {
 			v.addAt(BreakInserted, stream, st.seq, f.id, f.ref, fmt.Sprintf("a second event claims seq %d, which event %s (%s) holds", st.seq, st.id, v.where(st.ref)))
 		}
-		if v.heads && !st.claimed && stream != SystemStream {
+		if v.heads && !st.claimed && stream != domain.SystemStream {
 			v.addAt(BreakOrphan, stream, st.first, "", 0, "the stream has events but no operation")
 		}
 	}
@@ -257,17 +259,17 @@ func (v *Verifier) Report() Report {
 // VerifyEvents runs a verifier over a re-readable input: each calls fn for
 // every event in order with its ref, and is called again for the second
 // pass when one is needed. last, when not nil, is given ExpectLast.
-func VerifyEvents(v *Verifier, each func(fn func(AuditEvent, int64) error) error, last func(fn func(StreamHead) error) error) (Report, error) {
-	if err := each(func(e AuditEvent, ref int64) error { v.Add(e, ref); return nil }); err != nil {
+func VerifyEvents(v *Verifier, each func(fn func(domain.AuditEvent, int64) error) error, last func(fn func(domain.StreamHead) error) error) (Report, error) {
+	if err := each(func(e domain.AuditEvent, ref int64) error { v.Add(e, ref); return nil }); err != nil {
 		return Report{}, err
 	}
 	if last != nil {
-		if err := last(func(h StreamHead) error { v.ExpectLast(h); return nil }); err != nil {
+		if err := last(func(h domain.StreamHead) error { v.ExpectLast(h); return nil }); err != nil {
 			return Report{}, err
 		}
 	}
 	if v.NeedsSecondPass() {
-		if err := each(func(e AuditEvent, ref int64) error { v.Recheck(e, ref); return nil }); err != nil {
+		if err := each(func(e domain.AuditEvent, ref int64) error { v.Recheck(e, ref); return nil }); err != nil {
 			return Report{}, err
 		}
 	}

@@ -1,29 +1,15 @@
-package domain
+package audit
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/opshandoff/handoff/domain"
 )
-
-// ActionDrillRecorded is the system event that chains a stored drill
-// receipt into the audit trail: its id, the SHA-256 of its text and what
-// the Types page reads from its row (type, card, verdict, who ran it and
-// when). Verifying the database compares every stored receipt with it.
-const ActionDrillRecorded = "drill_recorded"
-
-// DrillRecordedEvent builds the drill_recorded event of a receipt about to
-// be stored; the store chains it in the transaction that stores it.
-func DrillRecordedEvent(ctx context.Context, ids *IDSource, now time.Time, actor Actor, rec DrillRecord) AuditEvent {
-	return SystemEvent(ctx, ids, now, actor, ActionDrillRecorded, "", map[string]any{
-		"receipt_id": rec.ID, "type": rec.Type, "card_version": rec.CardVersion, "card_sha256": rec.CardSHA256,
-		"verdict": rec.Verdict, "sha256": rec.SHA256, "ran_by": rec.RanBy,
-		"ran_at": rec.RanAt.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)})
-}
 
 // recordedDrill is what a drill_recorded event says of its receipt, and
 // where the event is.
@@ -36,13 +22,13 @@ type recordedDrill struct {
 	SHA256      string `json:"sha256"`
 	RanBy       string `json:"ran_by"` // absent from events recorded before it was
 	RanAt       string `json:"ran_at"` // likewise
-	event       AuditEvent
+	event       domain.AuditEvent
 	ref         int64
 	met         bool
 }
 
 // drillRecorded takes in a drill_recorded event.
-func (v *Verifier) drillRecorded(e AuditEvent, ref int64) {
+func (v *Verifier) drillRecorded(e domain.AuditEvent, ref int64) {
 	var r recordedDrill
 	if err := json.Unmarshal(e.Detail, &r); err != nil || r.ID == "" {
 		v.add(BreakEdited, e, ref, "a drill_recorded event that names no receipt")
@@ -57,18 +43,18 @@ func (v *Verifier) drillRecorded(e AuditEvent, ref int64) {
 
 // ExpectReceipt compares a receipt stored in the database — its row and
 // its text — with the drill_recorded event that chained it.
-func (v *Verifier) ExpectReceipt(rec DrillRecord, text []byte) {
+func (v *Verifier) ExpectReceipt(rec domain.DrillRecord, text []byte) {
 	v.init()
 	v.receipts = true
 	r := v.drills[rec.ID]
 	if r == nil {
-		v.addAt(BreakInserted, SystemStream, 0, "", 0, fmt.Sprintf(
+		v.addAt(BreakInserted, domain.SystemStream, 0, "", 0, fmt.Sprintf(
 			"drill receipt %s (%s, verdict %s) is stored, but no drill_recorded event chained it: it was added outside the drill", rec.ID, rec.Type, rec.Verdict))
 		return
 	}
 	r.met = true
 	var differ []string
-	if got := SHA256Hex(text); got != r.SHA256 {
+	if got := domain.SHA256Hex(text); got != r.SHA256 {
 		differ = append(differ, fmt.Sprintf("its text's sha256 is %.16s…, the event recorded %.16s…", got, r.SHA256))
 	}
 	same := func(field, stored, recorded string) {

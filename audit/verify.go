@@ -1,9 +1,11 @@
-package domain
+package audit
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+
+	"github.com/opshandoff/handoff/domain"
 )
 
 // Verification reads an audit trail — the database, or an export file — one
@@ -28,16 +30,6 @@ func digestOf(s string) digest {
 	return sha256.Sum256([]byte("not a hash: " + s))
 }
 
-// sealedHash is HashEvent for events read back from outside: a detail that
-// is not JSON (a tampered row or cell) is reported, not panicked on.
-func sealedHash(e AuditEvent) (string, bool) {
-	c, err := e.canonicalJSON()
-	if err != nil {
-		return "", false
-	}
-	return SHA256Hex(append([]byte(e.PrevHash+"\n"), c...)), true
-}
-
 // chainState is what the verifier remembers of one stream: its head.
 type chainState struct {
 	seq, first int64  // the head's seq, and the first seq read
@@ -60,15 +52,15 @@ type fork struct {
 	ref  int64
 }
 
-func (st *chainState) take(e AuditEvent, ref int64, sealed int64) {
+func (st *chainState) take(e domain.AuditEvent, ref int64, sealed int64) {
 	st.seq, st.sealed, st.hash, st.prev, st.id, st.ref = e.Seq, sealed, digestOf(e.Hash), digestOf(e.PrevHash), e.ID, ref
 }
 
 // Add checks the next event of the input; ref locates it for the report.
-func (v *Verifier) Add(e AuditEvent, ref int64) {
+func (v *Verifier) Add(e domain.AuditEvent, ref int64) {
 	v.init()
 	v.events++
-	h, ok := sealedHash(e)
+	h, ok := domain.SealedHash(e)
 	valid := ok && h == e.Hash
 	st := v.streams[e.Stream]
 	switch {
@@ -105,7 +97,7 @@ func seqRange(from, to int64) string {
 }
 
 // first checks the first event read of a stream.
-func (v *Verifier) first(e AuditEvent, ref int64, valid bool) {
+func (v *Verifier) first(e domain.AuditEvent, ref int64, valid bool) {
 	st := &chainState{first: e.Seq}
 	v.streams[e.Stream] = st
 	switch {
@@ -124,7 +116,7 @@ func (v *Verifier) first(e AuditEvent, ref int64, valid bool) {
 }
 
 // next checks the event that should follow the head.
-func (v *Verifier) next(st *chainState, e AuditEvent, ref int64, valid bool) {
+func (v *Verifier) next(st *chainState, e domain.AuditEvent, ref int64, valid bool) {
 	if st.fork != nil {
 		v.resolveFork(st, e, ref)
 	}
@@ -148,7 +140,7 @@ func (v *Verifier) next(st *chainState, e AuditEvent, ref int64, valid bool) {
 // broken diagnoses an event whose hash does not match its content; st is
 // its stream's head, nil when there is no head to compare with. It
 // reports whether st's hash must be kept as the chain's end.
-func (v *Verifier) broken(st *chainState, e AuditEvent, ref int64) (keep bool) {
+func (v *Verifier) broken(st *chainState, e domain.AuditEvent, ref int64) (keep bool) {
 	x := v.sealedAs(e, st)
 	switch {
 	case x == 0:
@@ -180,11 +172,11 @@ func (v *Verifier) broken(st *chainState, e AuditEvent, ref int64) (keep bool) {
 
 // sealedAs finds the seq the event's hash was computed with, trying the
 // explained shift first and then a window around e.Seq; 0 if none.
-func (v *Verifier) sealedAs(e AuditEvent, st *chainState) int64 {
+func (v *Verifier) sealedAs(e domain.AuditEvent, st *chainState) int64 {
 	if len(v.breaks) >= v.maxBreaks() {
 		return 0 // enough is known; keep the rest cheap
 	}
-	if _, ok := sealedHash(e); !ok {
+	if _, ok := domain.SealedHash(e); !ok {
 		return 0 // no seq makes a detail that is not JSON hash
 	}
 	try := func(x int64) bool {
@@ -193,7 +185,7 @@ func (v *Verifier) sealedAs(e AuditEvent, st *chainState) int64 {
 		}
 		m := e
 		m.Seq = x
-		h, _ := sealedHash(m)
+		h, _ := domain.SealedHash(m)
 		return h == e.Hash
 	}
 	if st != nil && st.shift != 0 && try(e.Seq-st.shift) {
@@ -211,7 +203,7 @@ func (v *Verifier) sealedAs(e AuditEvent, st *chainState) int64 {
 }
 
 // same handles a second event claiming the head's seq.
-func (v *Verifier) same(st *chainState, e AuditEvent, ref int64, valid bool) {
+func (v *Verifier) same(st *chainState, e domain.AuditEvent, ref int64, valid bool) {
 	switch {
 	case digestOf(e.Hash) == st.hash:
 		v.add(BreakDuplicate, e, ref, fmt.Sprintf("the event at %s appears again", v.where(st.ref)))
@@ -222,7 +214,7 @@ func (v *Verifier) same(st *chainState, e AuditEvent, ref int64, valid bool) {
 	}
 }
 
-func (v *Verifier) resolveFork(st *chainState, e AuditEvent, ref int64) {
+func (v *Verifier) resolveFork(st *chainState, e domain.AuditEvent, ref int64) {
 	f := st.fork
 	st.fork = nil
 	if digestOf(e.PrevHash) == f.hash {
@@ -236,7 +228,7 @@ func (v *Verifier) resolveFork(st *chainState, e AuditEvent, ref int64) {
 }
 
 // late handles an event whose seq is below the head's: out of file order.
-func (v *Verifier) late(st *chainState, e AuditEvent, ref int64, valid bool) {
+func (v *Verifier) late(st *chainState, e domain.AuditEvent, ref int64, valid bool) {
 	if st.gapIdx > 0 && e.Seq >= st.gapFrom && e.Seq <= st.gapTo {
 		b := &v.breaks[st.gapIdx-1]
 		b.Kind, b.Seq = BreakReordered, st.gapTo+1

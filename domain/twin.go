@@ -1,0 +1,68 @@
+package domain
+
+import (
+	"context"
+	"fmt"
+)
+
+// A new key is not an escape hatch (invariant 10): the same type and content
+// registered under another key while the first one's outcome is open would
+// look like a second order to the provider. It waits for a person, who may
+// approve it as a deliberate second execution. The same holds for an
+// operation that supersedes one that was ever sent.
+
+// The codes of a registration held for a person's approval.
+const (
+	// CodeTwinUnresolved: the same content under another key is
+	// action_pending, unknown_outcome or failed_terminal.
+	CodeTwinUnresolved = "twin_unresolved"
+	// CodeSupersedesSent: the superseded operation was sent to the
+	// provider, so this one may be its second execution.
+	CodeSupersedesSent = "supersedes_sent"
+)
+
+// heldForSecondExecution reports whether op waits for an approval that
+// would make it a deliberate second execution.
+func heldForSecondExecution(op Operation) bool {
+	return op.LastError != nil && (op.LastError.Code == CodeTwinUnresolved || op.LastError.Code == CodeSupersedesSent)
+}
+
+// twinFormat is the hold's message: the twin's key, ID and state.
+const twinFormat = "same type and content as %s (%s), which is %s: under a new key the provider would see a second request; approve to run it deliberately a second time"
+
+// hold decides whether a registration must wait for a person before it can
+// run: the error it is held with, or nil.
+func (l *Ledger) hold(ctx context.Context, r Registration, card Card, content []byte) (*ErrorInfo, error) {
+	if !card.TwinsAllowed {
+		twin, ok, err := l.Store.Twin(ctx, r.Namespace, Fingerprint(r.Type, content), r.Key)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return &ErrorInfo{Class: ClassConflict, Code: CodeTwinUnresolved,
+				Message: fmt.Sprintf(twinFormat, twin.Key, twin.ID, twin.State)}, nil
+		}
+	}
+	if r.Supersedes != "" && !card.RequiresApproval {
+		orig, _, err := l.Store.Load(ctx, r.Namespace, r.Supersedes)
+		if ErrorCode(err) == ENotFound {
+			return nil, nil // refused with the reason when the link is made
+		} else if err != nil {
+			return nil, err
+		}
+		if orig.ProviderKeyFirstSentAt != nil {
+			return &ErrorInfo{Class: ClassConflict, Code: CodeSupersedesSent,
+				Message: fmt.Sprintf("supersedes %s (%s), which was sent to %s under %s: if it acted, this is a second execution; approve to run it deliberately",
+					orig.Key, orig.ID, card.Provider, orig.ProviderKey)}, nil
+		}
+	}
+	return nil, nil
+}
+
+// heldDetail is a hold as the registration's audit event records it.
+func heldDetail(e *ErrorInfo) any {
+	if e == nil {
+		return nil
+	}
+	return map[string]any{"code": e.Code, "message": e.Message}
+}

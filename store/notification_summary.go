@@ -1,0 +1,71 @@
+package store
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/opshandoff/handoff/domain"
+)
+
+// outboxSummary is a notification's summary as the outbox's summary column
+// keeps it, in JSON. Its members are those rows already written carry, so
+// every stored notification reads back.
+type outboxSummary struct {
+	ID            string          `json:"id"`
+	Key           string          `json:"key"`
+	Type          string          `json:"type"`
+	Namespace     string          `json:"namespace"`
+	State         string          `json:"state"`
+	Reason        string          `json:"reason"`
+	LastError     *outboxError    `json:"last_error"`
+	Attempts      int             `json:"attempts"`
+	Provider      string          `json:"provider"`
+	ProviderKey   string          `json:"provider_key"`
+	AgeSeconds    int64           `json:"age_seconds"`
+	EnteredDeskAt *time.Time      `json:"entered_desk_at,omitempty"`
+	Assignee      string          `json:"assignee"`
+	DeskPath      string          `json:"desk_path"`
+	Decision      string          `json:"decision,omitempty"`
+	DecidedBy     string          `json:"decided_by,omitempty"`
+	Content       json.RawMessage `json:"content,omitempty"`
+	ResultRef     string          `json:"result_ref,omitempty"`
+	ResultData    json.RawMessage `json:"result_data,omitempty"`
+}
+
+type outboxError struct {
+	Class   string `json:"class"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// encodeSummary is the summary column of a notification.
+func encodeSummary(s domain.NotificationSummary) string {
+	o := outboxSummary{ID: s.ID, Key: s.Key, Type: s.Type, Namespace: s.Namespace, State: s.State, Reason: s.Reason,
+		Attempts: s.Attempts, Provider: s.Provider, ProviderKey: s.ProviderKey, AgeSeconds: s.AgeSeconds, EnteredDeskAt: s.EnteredDeskAt,
+		Assignee: s.Assignee, DeskPath: s.DeskPath, Decision: s.Decision, DecidedBy: s.DecidedBy,
+		Content: s.Content, ResultRef: s.ResultRef, ResultData: s.ResultData}
+	if e := s.LastError; e != nil {
+		o.LastError = &outboxError{Class: e.Class, Code: e.Code, Message: e.Message}
+	}
+	// json.Marshal fails only on content that is not JSON, which the
+	// ledger never accepts; the column is then empty, and delivery reports
+	// it unreadable.
+	b, _ := json.Marshal(o)
+	return string(b)
+}
+
+// decodeSummary reads a summary column back.
+func decodeSummary(col string) (domain.NotificationSummary, error) {
+	var o outboxSummary
+	if err := json.Unmarshal([]byte(col), &o); err != nil {
+		return domain.NotificationSummary{}, err
+	}
+	s := domain.NotificationSummary{ID: o.ID, Key: o.Key, Type: o.Type, Namespace: o.Namespace, State: o.State, Reason: o.Reason,
+		Attempts: o.Attempts, Provider: o.Provider, ProviderKey: o.ProviderKey, AgeSeconds: o.AgeSeconds, EnteredDeskAt: o.EnteredDeskAt,
+		Assignee: o.Assignee, DeskPath: o.DeskPath, Decision: o.Decision, DecidedBy: o.DecidedBy,
+		Content: o.Content, ResultRef: o.ResultRef, ResultData: o.ResultData}
+	if e := o.LastError; e != nil {
+		s.LastError = &domain.NotifiedError{Class: e.Class, Code: e.Code, Message: e.Message}
+	}
+	return s, nil
+}
