@@ -123,16 +123,7 @@ func (s *Store) eachAudit(ctx context.Context, q domain.AuditSelect, fn func(dom
 	return s.batches(ctx, ops, args, "stream, seq", []string{"stream", "seq"}, fn)
 }
 
-// auditColumns are auditRow's columns, in scanRow's order.
-const auditColumns = "pos, id, stream, seq, operation_id, namespace, at, actor_kind, actor_name, actor_namespace, " +
-	"actor_issuer, actor_subject, actor_email, actor_role, action, from_state, to_state, reason, detail, request_id, " +
-	"client_addr, prev_hash, hash"
-
-func scanRow(rows *sql.Rows, r *auditRow) error {
-	return rows.Scan(&r.Pos, &r.ID, &r.Stream, &r.Seq, &r.OperationID, &r.Namespace, &r.At, &r.ActorKind, &r.ActorName,
-		&r.ActorNamespace, &r.ActorIssuer, &r.ActorSubject, &r.ActorEmail, &r.ActorRole, &r.Action, &r.FromState,
-		&r.ToState, &r.Reason, &r.Detail, &r.RequestID, &r.ClientAddr, &r.PrevHash, &r.Hash)
-}
+func scanRow(rows *sql.Rows, r *auditRow) error { return rows.Scan(scanTargets(auditTable, r)...) }
 
 // batches runs the query in keyset batches ordered by the key columns. Each
 // batch is read whole and its rows closed before fn sees it, so a slow

@@ -14,7 +14,7 @@ import (
 // — a heartbeat, begins, a settle with a result and one with a terminal
 // error — the operation read back is exactly the one the Ledger decided.
 // On PostgreSQL an update writes only the columns that differ from the
-// operation it was decided on (stateColsToWrite), in one statement or in a
+// operation it was decided on (changedCols), in one statement or in a
 // multi-row one; a changed column left unwritten shows here.
 func TestApply_writesWhatWasDecided(t *testing.T) {
 	ctx := context.Background()

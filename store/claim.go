@@ -52,7 +52,7 @@ func (s *Store) ClaimReady(ctx context.Context, q domain.ReadyQuery, decide func
 			} else if err != nil {
 				return err
 			}
-			if err := applyTx(tx, ch); err != nil {
+			if _, err := writeTx(tx, planChange(ch)); err != nil {
 				return err
 			}
 			out = append(out, ch)

@@ -23,7 +23,7 @@ import (
 // left are chosen. A decision that loaded the operation before the purge
 // and writes it after (a supersede link, a note on a completed operation)
 // writes only the columns it changed, never the content it loaded
-// (applyTx), so the purge stays.
+// (changedCols), so the purge stays.
 func (s *Store) PurgeContent(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	var final []string
 	for _, st := range domain.States {

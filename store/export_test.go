@@ -14,7 +14,7 @@ import (
 func CreateTogether(s *Store, chs []domain.Change) ([]bool, []error) {
 	batch := make([]*gcRequest, len(chs))
 	for i, ch := range chs {
-		batch[i] = &gcRequest{ch: ch, create: true, done: make(chan gcResult, 1)}
+		batch[i] = &gcRequest{p: planCreate(ch), done: make(chan gcResult, 1)}
 	}
 	s.gc.flush(batch)
 	created, errs := make([]bool, len(chs)), make([]error, len(chs))
@@ -26,7 +26,9 @@ func CreateTogether(s *Store, chs []domain.Change) ([]bool, []error) {
 }
 
 // FastPath reports whether the store writes ch in one statement.
-func FastPath(s *Store, ch domain.Change) bool { return s.pool != nil && fastPathEligible(ch) }
+func FastPath(s *Store, ch domain.Change) bool {
+	return s.pool != nil && planChange(ch).route != routeTx
+}
 
 // MigrateTo migrates s's database up to version v only.
 func MigrateTo(ctx context.Context, s *Store, v int64) error {
@@ -60,7 +62,7 @@ func Exec(ctx context.Context, s *Store, sql string, args ...any) error {
 func ApplyTogether(s *Store, chs []domain.Change) ([]bool, []error) {
 	batch := make([]*gcRequest, len(chs))
 	for i, ch := range chs {
-		batch[i] = &gcRequest{ch: ch, done: make(chan gcResult, 1)}
+		batch[i] = &gcRequest{p: planChange(ch), done: make(chan gcResult, 1)}
 	}
 	s.gc.flush(batch)
 	written, errs := make([]bool, len(chs)), make([]error, len(chs))
@@ -76,7 +78,11 @@ func ApplyTogether(s *Store, chs []domain.Change) ([]bool, []error) {
 func MultiRow(chs []domain.Change, create bool) []int {
 	batch := make([]*gcRequest, len(chs))
 	for i, ch := range chs {
-		batch[i] = &gcRequest{ch: ch, create: create}
+		p := planChange(ch)
+		if create {
+			p = planCreate(ch)
+		}
+		batch[i] = &gcRequest{p: p}
 	}
 	var out []int
 	for _, p := range planFlush(batch) {
@@ -143,3 +149,95 @@ func Loads(s *Store) int64 { return s.lc.loads.Load() }
 
 // ForgetLeased drops the operation from the lease cache.
 func ForgetLeased(s *Store, id string) { s.lc.forget(id) }
+
+// SchemaColumns are schema.go's tables and their columns.
+func SchemaColumns() map[string][]string {
+	names := func(s string) []string { return strings.Split(s, ", ") }
+	return map[string][]string{
+		"operations":       names(opColumns),
+		"audit_events":     names(auditColumns),
+		"attempts":         names(columnNames(attemptTable, identity, state)),
+		"content_versions": names(columnNames(contentTable, identity, state)),
+		"notifications":    names(columnNames(outboxTable, identity, state)),
+	}
+}
+
+// DBColumns are the columns the database's table has.
+func DBColumns(s *Store, table string) ([]string, error) {
+	cts, err := s.db.Migrator().ColumnTypes(table)
+	out := make([]string, len(cts))
+	for i, c := range cts {
+		out[i] = c.Name()
+	}
+	return out, err
+}
+
+// WriteVia writes the changes (all new operations when create) through one
+// renderer, as far as their plans' routes allow: "tx" writes each in a GORM
+// transaction; "single" each route-single or route-multi plan as its own
+// statement; "multi" every route-multi plan in one multi-row statement, in
+// one transaction with the route-single plans' statements. A plan the
+// renderer may not take is written by the next one that may. It returns
+// each change's answer: written (or created), or its error.
+func WriteVia(s *Store, via string, chs []domain.Change, create bool) ([]bool, []error) {
+	ctx := context.Background()
+	written, errs := make([]bool, len(chs)), make([]error, len(chs))
+	var batch []*gcRequest
+	var at []int
+	for i, ch := range chs {
+		p := planChange(ch)
+		if create {
+			p = planCreate(ch)
+		}
+		if via == "tx" || p.route == routeTx || s.pool == nil {
+			errs[i] = translate(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+				var err error
+				written[i], err = writeTx(tx, p)
+				return err
+			}), "operation")
+			continue
+		}
+		batch, at = append(batch, &gcRequest{p: p, done: make(chan gcResult, 1)}), append(at, i)
+	}
+	if len(batch) == 0 {
+		return written, errs
+	}
+	if via == "single" {
+		for j, r := range batch {
+			s.gc.alone(ctx, r)
+			res := <-r.done
+			written[at[j]], errs[at[j]] = res.n == 1, res.err
+		}
+		return written, errs
+	}
+	var parts []flushPart
+	multi := flushPart{multi: true, create: create}
+	for j, r := range batch {
+		if r.p.route == routeMulti {
+			multi.idx = append(multi.idx, j)
+		} else {
+			parts = append(parts, flushPart{idx: []int{j}, create: create})
+		}
+	}
+	if len(multi.idx) > 0 {
+		parts = append([]flushPart{multi}, parts...)
+	}
+	ns, err := s.gc.together(ctx, batch, parts)
+	for j := range batch {
+		written[at[j]], errs[at[j]] = err == nil && ns[j] == 1, translate(err, "operation")
+	}
+	return written, errs
+}
+
+// TableRows are every row of the table as PostgreSQL's JSON text, in
+// order, less the columns named: what two databases must hold byte for
+// byte to be equal.
+func TableRows(s *Store, table string, less ...string) ([]string, error) {
+	j := "to_jsonb(t)"
+	for _, c := range less {
+		j += " - '" + c + "'"
+	}
+	var rows []string
+	err := s.db.Raw("SELECT (" + j + ")::text AS j FROM " + table + " t ORDER BY 1").Scan(&rows).Error
+	return rows, err
+}

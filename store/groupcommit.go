@@ -13,10 +13,11 @@ import (
 	"github.com/opshandoff/handoff/domain"
 )
 
-// Group commit on PostgreSQL. Each change is one statement (fastpath.go);
-// the committer sends the statements of concurrent changes together, in
-// one round trip and one transaction, so one synchronous commit makes many
-// calls durable.
+// Group commit on PostgreSQL. Each write plan (plan.go) is one statement
+// (fastpath.go), or shares one with plans like it (multirow.go); the
+// committer sends the statements of concurrent changes together, in one
+// round trip and one transaction, so one synchronous commit makes many
+// calls durable. It batches plans; the renderers write the SQL.
 //
 //   - A writer takes whatever has queued while it was busy: at low load a
 //     batch is one change, sent at once; nothing waits for company.
@@ -85,9 +86,8 @@ const (
 )
 
 type gcRequest struct {
-	ch     domain.Change
-	create bool
-	done   chan gcResult // buffered: a writer never waits for a caller
+	p    writePlan
+	done chan gcResult // buffered: a writer never waits for a caller
 }
 
 type gcResult struct {
@@ -126,9 +126,9 @@ func (c *committer) close() {
 	c.wg.Wait()
 }
 
-// write commits ch and returns how many operations it wrote.
-func (c *committer) write(ctx context.Context, ch domain.Change, create bool) (int64, error) {
-	r := &gcRequest{ch: ch, create: create, done: make(chan gcResult, 1)}
+// write commits the plan and returns how many operations it wrote.
+func (c *committer) write(ctx context.Context, p writePlan) (int64, error) {
+	r := &gcRequest{p: p, done: make(chan gcResult, 1)}
 	select {
 	case c.reqs <- r:
 	case <-ctx.Done():
@@ -185,7 +185,7 @@ func (c *committer) flush(batch []*gcRequest) {
 		c.alone(ctx, batch[0])
 		return
 	}
-	ns, err := c.together(ctx, batch)
+	ns, err := c.together(ctx, batch, planFlush(batch))
 	if err == nil {
 		for i, r := range batch {
 			r.done <- gcResult{n: ns[i]}
@@ -211,20 +211,19 @@ func (c *committer) flush(batch []*gcRequest) {
 // statement per kind, the rest one each) in one round trip: the statements
 // up to the protocol's Sync are one implicit transaction, which commits at
 // the Sync and rolls back whole on any error.
-func (c *committer) together(ctx context.Context, batch []*gcRequest) ([]int64, error) {
-	parts := planFlush(batch)
+func (c *committer) together(ctx context.Context, batch []*gcRequest, parts []flushPart) ([]int64, error) {
 	b := &pgx.Batch{}
 	b.Queue(keyedPlans)
 	for _, p := range parts {
 		var st *stmt
 		if p.multi {
-			chs := make([]domain.Change, len(p.idx))
+			plans := make([]writePlan, len(p.idx))
 			for j, i := range p.idx {
-				chs[j] = batch[i].ch
+				plans[j] = batch[i].p
 			}
-			st = multiStatement(chs, p.create)
+			st = multiStatement(plans)
 		} else {
-			st = fastStatement(batch[p.idx[0]].ch, p.create)
+			st = singleStatement(batch[p.idx[0]].p)
 		}
 		b.Queue(st.sql.String(), st.args...)
 	}
@@ -267,7 +266,7 @@ func readPart(br pgx.BatchResults, p flushPart, batch []*gcRequest, ns []int64) 
 		return err
 	}
 	for _, i := range p.idx {
-		if written[batch[i].ch.Op.ID] {
+		if written[batch[i].p.op.ID] {
 			ns[i] = 1
 		}
 	}
@@ -277,7 +276,7 @@ func readPart(br pgx.BatchResults, p flushPart, batch []*gcRequest, ns []int64) 
 // alone commits one change: its statement after keyedPlans, in one round
 // trip and one implicit transaction.
 func (c *committer) alone(ctx context.Context, r *gcRequest) {
-	st := fastStatement(r.ch, r.create)
+	st := singleStatement(r.p)
 	b := &pgx.Batch{}
 	b.Queue(keyedPlans)
 	b.Queue(st.sql.String(), st.args...)
@@ -295,22 +294,3 @@ func (c *committer) alone(ctx context.Context, r *gcRequest) {
 	}
 	r.done <- gcResult{n: n, err: translate(err, "operation")}
 }
-
-// keyedPlans opens every flush. Each statement of a flush finds its rows
-// by key — the operation's id, the attempt's operation and number — and
-// the one good plan for it is a lookup per row in those indexes. pgx
-// prepares each statement once per connection, and after five runs
-// PostgreSQL may keep one generic plan for it, costed on the table's size
-// and statistics at that moment. A plan made while a table was small, or
-// had just been analyzed empty, reads the whole table (a sequential scan,
-// a hash join) or the whole primary key (a merge join) at every flush from
-// then on, until an ANALYZE replaces it — with autovacuum off, never.
-// Measured from a database analyzed empty: a flush of four begins read all
-// 3,144 entries of the primary key at 3,144 operations, and PostgreSQL's
-// CPU per lifecycle was 14–23% higher than with these settings. With these
-// off for the flush's own transaction (set_config's is_local), every plan
-// made in one is the lookups, whatever the statistics say. Nothing else
-// runs under them: they end with the flush's COMMIT, and under PgBouncer's
-// transaction pooling they stay with the transaction as it does.
-const keyedPlans = "SELECT set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true), " +
-	"set_config('enable_mergejoin', 'off', true)"

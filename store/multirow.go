@@ -4,8 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/opshandoff/handoff/domain"
 )
 
 // Multi-row writes: within one group-commit flush, the changes of one kind
@@ -72,6 +70,8 @@ func (t *multiTable) list(alias string, start int) string {
 func textOf(v any) *string {
 	var s string
 	switch x := v.(type) {
+	case nil:
+		return nil
 	case string:
 		s = x
 	case *string:
@@ -107,47 +107,68 @@ func textOf(v any) *string {
 // the microsecond, so both paths write the same instant.
 func pgTime(t time.Time) string { return t.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano) }
 
-// multiEligible: the change may share a multi-row statement of its kind.
-// An update carries no content snapshot (opStateCols only); a create may
-// carry its first snapshot.
-func multiEligible(ch domain.Change, create bool) bool {
-	if !fastPathEligible(ch) {
-		return false
-	}
-	if create {
-		return ch.Attempt == nil || ch.Attempt.New
-	}
-	return ch.Content == nil
-}
-
-// children are the rows every change may add beside its operation: the
-// first column of each is "of", the operation id the row depends on.
+// children are the rows plans add beside their operations: the first
+// column of each is "of", the operation id the row depends on.
 type children struct {
-	content, attemptNew, attemptSet, events multiTable
+	content, attempts multiTable
+	attemptSet        multiSet
+	events            multiTable
 }
 
-func (k *children) add(ch domain.Change) {
-	of := []col{{"of", "text", ch.Op.ID}}
-	if c := ch.Content; c != nil {
-		k.content.add(append(of, contentVersionCols(c.Version)...))
+func (k *children) add(p *writePlan) {
+	of := []col{{"of", "text", p.op.ID}}
+	if c := p.content; c != nil {
+		k.content.add(append(of, c.insert...)) // routeMulti: a new snapshot only
 	}
-	if a := ch.Attempt; a != nil {
-		r := toAttemptRow(a.Attempt)
-		switch {
-		case a.New:
-			k.attemptNew.add(append(of, newAttemptCols(r)...))
-		case r.BeganAt != nil || r.SettledAt != nil:
-			// As writeAttempt: a begin sets began_at, a settle the outcome
-			// (a NULL settled_at below keeps the outcome as it is).
-			k.attemptSet.add(append(of, col{"operation_id", "text", r.OperationID}, col{"number", "integer", r.Number},
-				col{"began_at", "timestamptz", r.BeganAt}, col{"settled_at", "timestamptz", r.SettledAt},
-				col{"outcome", "text", r.Outcome}, col{"error_class", "text", r.ErrorClass},
-				col{"error_code", "text", r.ErrorCode}, col{"error_message", "text", r.ErrorMessage}))
+	if a := p.attempt; a != nil {
+		if a.insert != nil {
+			k.attempts.add(append(of, a.insert...))
+		} else {
+			k.attemptSet.rows = append(k.attemptSet.rows, a)
+			k.attemptSet.of = append(k.attemptSet.of, p.op.ID)
 		}
 	}
-	for _, e := range ch.Events {
-		k.events.add(append(of, auditCols(toAuditRow(e))...))
+	for i := range p.events {
+		k.events.add(append(of, colsOf(auditTable, &p.events[i], identity)...))
 	}
+}
+
+// multiSet is the child rows of several plans that set columns of rows
+// that exist: each row sets its own columns of the union, and keeps the
+// others (its w_ flag false).
+type multiSet struct {
+	rows []*childWrite
+	of   []string
+}
+
+// table is the rows as one multiTable: of, the key columns, then for each
+// column any row sets, its value and whether this row sets it.
+func (m *multiSet) table() (t multiTable, set []string) {
+	seen := map[string]bool{}
+	var union []col
+	for _, r := range m.rows {
+		for _, c := range r.set {
+			if !seen[c.name] {
+				seen[c.name] = true
+				union = append(union, col{c.name, c.typ, nil})
+				set = append(set, c.name)
+			}
+		}
+	}
+	for i, r := range m.rows {
+		cols := append([]col{{"of", "text", m.of[i]}}, r.key...)
+		for _, u := range union {
+			v, w := any(nil), false
+			for _, c := range r.set {
+				if c.name == u.name {
+					v, w = c.v, true
+				}
+			}
+			cols = append(cols, col{u.name, u.typ, v}, col{"w_" + u.name, "boolean", w})
+		}
+		t.add(cols)
+	}
+	return t, set
 }
 
 // write adds the children's CTEs, each writing only the rows whose
@@ -162,56 +183,59 @@ func (k *children) write(s *stmt) {
 			" FROM " + t.from(s, "x") + " WHERE x.of IN (SELECT id FROM o))")
 	}
 	insert("c", "content_versions", &k.content)
-	insert("a", "attempts", &k.attemptNew)
-	if t := &k.attemptSet; !t.empty() {
-		keep := func(c string) string {
-			return c + " = CASE WHEN x.settled_at IS NULL THEN t." + c + " ELSE x." + c + " END"
+	insert("a", "attempts", &k.attempts)
+	if len(k.attemptSet.rows) > 0 {
+		t, cols := k.attemptSet.table()
+		set := make([]string, len(cols))
+		for i, c := range cols {
+			set[i] = c + " = CASE WHEN x.w_" + c + " THEN x." + c + " ELSE t." + c + " END"
 		}
-		w.WriteString(", u AS (UPDATE attempts AS t SET began_at = coalesce(x.began_at, t.began_at), " +
-			"settled_at = coalesce(x.settled_at, t.settled_at), " + keep("outcome") + ", " + keep("error_class") + ", " +
-			keep("error_code") + ", " + keep("error_message") + " FROM " + t.from(s, "x") +
-			" WHERE t.operation_id = x.operation_id AND t.number = x.number AND x.of IN (SELECT id FROM o))")
+		key := k.attemptSet.rows[0].key
+		where := make([]string, len(key))
+		for i, c := range key {
+			where[i] = "t." + c.name + " = x." + c.name
+		}
+		w.WriteString(", u AS (UPDATE attempts AS t SET " + strings.Join(set, ", ") + " FROM " + t.from(s, "x") +
+			" WHERE " + strings.Join(where, " AND ") + " AND x.of IN (SELECT id FROM o))")
 	}
 	insert("e", "audit_events", &k.events)
 }
 
-// multiStatement writes chs (all creates or all updates, each operation
-// once, each multiEligible) in one statement, which returns the id of
-// every operation it wrote.
-func multiStatement(chs []domain.Change, create bool) *stmt {
+// multiStatement writes plans (all creates or all updates, each operation
+// once, each routeMulti) in one statement, which returns the id of every
+// operation it wrote.
+func multiStatement(plans []writePlan) *stmt {
 	s := &stmt{}
 	var ops multiTable
 	var kids children
-	// An update writes the state columns any of its changes changes
-	// (stateColsToWrite): one column list for every row, so a row whose
-	// value did not change sends it again, as it is.
-	rows := make([]operationRow, len(chs))
+	create := plans[0].create
+	// An update writes the columns any of its plans writes: one column
+	// list for every row, so a row whose value did not change sends it
+	// again, as it is.
 	written := map[string]bool{}
-	for i, ch := range chs {
-		rows[i] = toOperationRow(ch.Op)
-		if !create {
-			for _, c := range stateColsToWrite(ch, &rows[i]) {
-				written[c.name] = true
-			}
+	for i := range plans {
+		for _, c := range plans[i].cols {
+			written[c.name] = true
 		}
 	}
-	for i, ch := range chs {
-		row := rows[i]
+	for i := range plans {
+		p := &plans[i]
 		if create {
-			ops.add(append(append(opIdentityCols(&row), opContentCols(&row)...), opStateCols(&row)...))
+			ops.add(p.cols)
 		} else {
-			// The version the change was decided on, and (belt and braces,
-			// as fastStatement) the content it was decided on.
-			cols := []col{{"id", "text", row.ID}, {"from_version", "bigint", ch.FromVersion},
-				{"from_content_version", "integer", row.ContentVersion}, {"live", "boolean", ch.LiveLease}}
-			for _, c := range opStateCols(&row) {
+			// The guard's values (routeMulti: an update without a content
+			// snapshot, so the content version is always checked).
+			g := p.guard
+			cols := []col{{"id", "text", g.id}, {"from_version", "bigint", g.version},
+				{"from_content_version", "integer", g.contentVersion}, {"live", "boolean", g.liveLease}}
+			for _, c := range colsOf(opTable, &p.op, state) {
 				if written[c.name] {
 					cols = append(cols, c)
 				}
 			}
 			ops.add(cols)
 		}
-		kids.add(ch)
+		kids.add(p)
 	}
 	w := &s.sql
 	if create {
@@ -231,8 +255,7 @@ func multiStatement(chs []domain.Change, create bool) *stmt {
 			set = append(set, n+" = v."+n)
 		}
 		w.WriteString("WITH o AS (UPDATE operations AS t SET " + strings.Join(set, ", ") + " FROM " + ops.from(s, "v") +
-			" WHERE t.id = v.id AND t.version = v.from_version AND t.content_version = v.from_content_version" +
-			" AND (NOT v.live OR t.lease_expires_at > clock_timestamp()) RETURNING t.id)")
+			" WHERE " + guardSQL("t.", "v.id", "v.from_version", "v.from_content_version", "v.live") + " RETURNING t.id)")
 	}
 	kids.write(s)
 	w.WriteString(" SELECT id FROM o")
@@ -265,29 +288,29 @@ func planFlush(batch []*gcRequest) []flushPart {
 	var parts []flushPart
 	if !multiRowOn {
 		for i, r := range batch {
-			parts = append(parts, flushPart{idx: []int{i}, create: r.create})
+			parts = append(parts, flushPart{idx: []int{i}, create: r.p.create})
 		}
 		return parts
 	}
 	seen := map[string]bool{}
 	for i, r := range batch {
-		ch := r.ch
-		keys := []string{"id\x00" + ch.Op.ID}
-		if r.create {
-			keys = append(keys, "key\x00"+ch.Op.Namespace+"\x00"+ch.Op.Key)
+		op := &r.p.op
+		keys := []string{"id\x00" + op.ID}
+		if r.p.create {
+			keys = append(keys, "key\x00"+op.Namespace+"\x00"+op.Key)
 		}
 		dup := false
 		for _, k := range keys {
 			dup = dup || seen[k]
 		}
-		if dup || !multiEligible(ch, r.create) {
+		if dup || r.p.route != routeMulti {
 			rest = append(rest, i)
 			continue
 		}
 		for _, k := range keys {
 			seen[k] = true
 		}
-		if r.create {
+		if r.p.create {
 			crt = append(crt, i)
 		} else {
 			upd = append(upd, i)
@@ -304,7 +327,7 @@ func planFlush(batch []*gcRequest) []flushPart {
 		}
 	}
 	for _, i := range rest {
-		parts = append(parts, flushPart{idx: []int{i}, create: batch[i].create})
+		parts = append(parts, flushPart{idx: []int{i}, create: batch[i].p.create})
 	}
 	return parts
 }

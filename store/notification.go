@@ -61,19 +61,12 @@ type notificationAttemptRow struct {
 
 func (notificationAttemptRow) TableName() string { return "notification_attempts" }
 
-// writeNotifications inserts a change's outbox rows, due at once.
-func writeNotifications(tx *gorm.DB, ns []domain.Notification) error {
-	if len(ns) == 0 {
-		return nil
-	}
-	rows := make([]notificationRow, len(ns))
-	for i, n := range ns {
-		rows[i] = notificationRow{ID: n.ID, OperationID: n.OperationID, Namespace: n.Namespace, OpType: n.OpType,
-			Type: n.Type, URL: n.Destination.URL, SecretEnv: n.Destination.SecretEnv, Format: n.Destination.Format,
-			Summary: encodeSummary(n.Summary), CreatedAt: n.CreatedAt.UTC(), Status: domain.NotificationPending,
-			NextAttemptAt: n.CreatedAt.UTC()}
-	}
-	return tx.Create(&rows).Error
+// toNotificationRow is a change's outbox row, due at once.
+func toNotificationRow(n domain.Notification) notificationRow {
+	return notificationRow{ID: n.ID, OperationID: n.OperationID, Namespace: n.Namespace, OpType: n.OpType,
+		Type: n.Type, URL: n.Destination.URL, SecretEnv: n.Destination.SecretEnv, Format: n.Destination.Format,
+		Summary: encodeSummary(n.Summary), CreatedAt: n.CreatedAt.UTC(), Status: domain.NotificationPending,
+		NextAttemptAt: n.CreatedAt.UTC()}
 }
 
 // EscalationDue lists unassigned, unescalated operations waiting on a

@@ -20,41 +20,20 @@ func (s *Store) Create(ctx context.Context, ch domain.Change) (domain.Operation,
 }
 
 func (s *Store) create(ctx context.Context, ch domain.Change) (domain.Operation, bool, error) {
-	if s.pool != nil && fastPathEligible(ch) {
-		created, err := s.createFast(ctx, ch)
-		if err != nil {
-			return domain.Operation{}, false, err
-		}
-		if created {
-			return ch.Op, true, nil
-		}
-		op, _, err := s.LoadByKey(ctx, ch.Op.Namespace, ch.Op.Key)
-		return op, false, err
-	}
-	created := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		row := toOperationRow(ch.Op)
-		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return nil // the key exists: write nothing else
-		}
-		created = true
-		if err := writeSideRows(tx, ch); err != nil {
+	p := planCreate(ch)
+	var created bool
+	var err error
+	if s.pool != nil && p.route != routeTx {
+		created, err = s.createFast(ctx, p)
+	} else {
+		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			created, err = writeTx(tx, p)
 			return err
-		}
-		if orig := ch.Superseded; orig != nil {
-			// The original must still be the cancelled, unlinked version
-			// the decision saw; otherwise nothing of this registration is
-			// written and the Ledger decides again.
-			return applyTx(tx, *orig)
-		}
-		return nil
-	})
+		})
+		err = translate(err, "operation")
+	}
 	if err != nil {
-		return domain.Operation{}, false, translate(err, "operation")
+		return domain.Operation{}, false, err
 	}
 	if created {
 		return ch.Op, true, nil
@@ -73,112 +52,106 @@ func (s *Store) Apply(ctx context.Context, ch domain.Change) error {
 }
 
 func (s *Store) apply(ctx context.Context, ch domain.Change) error {
-	if s.pool != nil && fastPathEligible(ch) {
-		return s.applyFast(ctx, ch)
+	p := planChange(ch)
+	if s.pool != nil && p.route != routeTx {
+		return s.applyFast(ctx, p)
 	}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		return applyTx(tx, ch)
+		_, err := writeTx(tx, p)
+		return err
 	})
 	return translate(err, "operation")
 }
 
-// applyTx is the compare-and-set: the columns the change changed, only
-// where the version is the one the decision was taken on. Like the fast
-// path it writes the state columns that differ from the operation the
-// change was decided on (all of them without it) and the content columns
-// only with a content snapshot — so a write decided before a content purge
-// (a supersede link, a note on a completed operation) leaves the purge in
-// place rather than writing back the content it loaded.
-// A LiveLease change also needs the lease live by the database's clock;
-// only PostgreSQL's store decides such changes (SQLite has no lease cache),
-// so elsewhere one is refused rather than written unchecked.
-func applyTx(tx *gorm.DB, ch domain.Change) error {
-	row := toOperationRow(ch.Op)
-	q := tx.Model(&operationRow{}).Where("id = ? AND version = ?", row.ID, ch.FromVersion)
-	if ch.LiveLease {
-		if tx.Dialector.Name() != "postgres" {
-			return domain.Errorf(domain.EInternal, "a write that needs a live lease needs PostgreSQL's clock")
+// writeTx renders the plan as GORM calls in the transaction tx: the
+// operation's insert (false when its key exists: nothing else is written)
+// or its compare-and-set (EConflict when the guard did not match), then
+// the rows beside it, then a superseded original's update — which must
+// still find the cancelled, unlinked version the decision saw, or nothing
+// of the registration is written and the Ledger decides again.
+// A guard that needs a live lease needs PostgreSQL's clock; only
+// PostgreSQL's store decides such changes (SQLite has no lease cache), so
+// elsewhere one is refused rather than written unchecked.
+func writeTx(tx *gorm.DB, p writePlan) (bool, error) {
+	row := p.op
+	if p.create {
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
+		if res.Error != nil || res.RowsAffected == 0 {
+			return false, res.Error
 		}
-		q = q.Where("lease_expires_at > clock_timestamp()")
+	} else {
+		g := p.guard
+		live, args := "", []any{g.id, g.version}
+		cv := ""
+		if g.checkContent {
+			cv, args = "?", append(args, g.contentVersion)
+		}
+		if g.liveLease {
+			if tx.Dialector.Name() != "postgres" {
+				return false, domain.Errorf(domain.EInternal, "a write that needs a live lease needs PostgreSQL's clock")
+			}
+			live = "true"
+		}
+		set := make(map[string]any, len(p.cols))
+		for _, c := range p.cols {
+			set[c.name] = c.v
+		}
+		res := tx.Table("operations").Where(guardSQL("", "?", "?", cv, live), args...).Updates(set)
+		if res.Error != nil {
+			return false, res.Error
+		}
+		if res.RowsAffected == 0 {
+			return false, domain.Errorf(domain.EConflict, "operation %s moved past version %d", g.id, g.version)
+		}
 	}
-	cols := stateColsToWrite(ch, &row)
-	if ch.Content != nil {
-		cols = append(cols, opContentCols(&row)...)
+	if len(p.outbox) > 0 {
+		if err := tx.Create(&p.outbox).Error; err != nil {
+			return false, err
+		}
 	}
-	names := make([]string, len(cols))
-	for i, c := range cols {
-		names[i] = c.name
+	for _, w := range []struct {
+		table string
+		w     *childWrite
+	}{{"attempts", p.attempt}, {"content_versions", p.content}} {
+		if err := writeChildTx(tx, w.table, w.w); err != nil {
+			return false, err
+		}
 	}
-	res := q.Select(names).Updates(&row)
-	if res.Error != nil {
-		return res.Error
+	if len(p.events) > 0 {
+		if err := tx.Create(&p.events).Error; err != nil {
+			return false, err
+		}
 	}
-	if res.RowsAffected == 0 {
-		return domain.Errorf(domain.EConflict, "operation %s moved past version %d", row.ID, ch.FromVersion)
+	if p.superseded != nil {
+		if _, err := writeTx(tx, *p.superseded); err != nil {
+			return false, err
+		}
 	}
-	return writeSideRows(tx, ch)
+	return true, nil
 }
 
-// writeSideRows writes what accompanies an operation's change: its attempt,
-// its content snapshot, its audit events and its notifications (the outbox).
-func writeSideRows(tx *gorm.DB, ch domain.Change) error {
-	if err := writeNotifications(tx, ch.Notifications); err != nil {
-		return err
+// writeChildTx inserts the child row, or sets its columns where its key
+// matches.
+func writeChildTx(tx *gorm.DB, table string, w *childWrite) error {
+	if w == nil {
+		return nil
 	}
-	if a := ch.Attempt; a != nil {
-		if err := writeAttempt(tx, *a); err != nil {
-			return err
-		}
+	if w.insert != nil {
+		return tx.Table(table).Create(colMap(w.insert)).Error
 	}
-	if c := ch.Content; c != nil {
-		if err := writeContent(tx, *c); err != nil {
-			return err
-		}
+	q := tx.Table(table)
+	for _, k := range w.key {
+		q = q.Where(k.name+" = ?", k.v)
 	}
-	if len(ch.Events) > 0 {
-		rows := make([]auditRow, len(ch.Events))
-		for i, e := range ch.Events {
-			rows[i] = toAuditRow(e)
-		}
-		if err := tx.Create(&rows).Error; err != nil {
-			return err
-		}
-	}
-	return nil
+	return q.Updates(colMap(w.set)).Error
 }
 
-func writeAttempt(tx *gorm.DB, a domain.AttemptChange) error {
-	row := toAttemptRow(a.Attempt)
-	if a.New {
-		return tx.Create(&row).Error
+func colMap(cols []col) map[string]any {
+	m := make(map[string]any, len(cols))
+	for _, c := range cols {
+		m[c.name] = c.v
 	}
-	set := map[string]any{}
-	if row.BeganAt != nil {
-		set["began_at"] = *row.BeganAt
-	}
-	if row.SettledAt != nil {
-		set["settled_at"] = *row.SettledAt
-		set["outcome"] = row.Outcome
-		set["error_class"], set["error_code"], set["error_message"] = row.ErrorClass, row.ErrorCode, row.ErrorMessage
-	}
-	return tx.Model(&attemptRow{}).Where("operation_id = ? AND number = ?", row.OperationID, row.Number).Updates(set).Error
-}
-
-func writeContent(tx *gorm.DB, c domain.ContentChange) error {
-	v := c.Version
-	if c.New {
-		return tx.Create(&contentRow{OperationID: v.OperationID, Version: v.Version, Content: string(v.Content),
-			SHA256: v.SHA256, CreatedBy: v.CreatedBy, CreatedByIssuer: v.CreatedByIssuer, CreatedBySubject: v.CreatedBySubject,
-			CreatedAt: v.CreatedAt.UTC(), Reason: v.Reason}).Error
-	}
-	set := map[string]any{}
-	if v.ApprovedAt != nil {
-		set["approved_by"], set["approved_at"] = v.ApprovedBy, v.ApprovedAt.UTC()
-	}
-	if v.RejectedAt != nil {
-		set["rejected_by"], set["rejected_at"] = v.RejectedBy, v.RejectedAt.UTC()
-	}
-	return tx.Model(&contentRow{}).Where("operation_id = ? AND version = ?", v.OperationID, v.Version).Updates(set).Error
+	return m
 }
 
 // dbNow is the SQL for the database's clock.
@@ -203,7 +176,7 @@ func (s *Store) load(ctx context.Context, where string, args ...any) (domain.Ope
 	if err != nil {
 		return domain.Operation{}, time.Time{}, domain.Wrap(domain.EInternal, err, "unreadable operation row")
 	}
-	op.ContentPurgedAt = utcPtr(row.ContentPurgedAt)
+	op.ContentPurgedAt = utcPtr(row.Row.ContentPurgedAt)
 	now := row.DBNow
 	if s.dialect != "postgres" {
 		now = s.now()
@@ -213,16 +186,20 @@ func (s *Store) load(ctx context.Context, where string, args ...any) (domain.Ope
 
 // Load returns the operation with the id, within the namespace if one is given.
 func (s *Store) Load(ctx context.Context, namespace, id string) (domain.Operation, time.Time, error) {
+	where, args := "id = ?", []any{id}
+	if namespace != "" {
+		where, args = where+" AND namespace = ?", append(args, namespace)
+	}
+	return s.loadWhere(ctx, where, args...)
+}
+
+// loadWhere is load on SQLite, loadFast (with PostgreSQL's placeholders)
+// on PostgreSQL: one condition for both.
+func (s *Store) loadWhere(ctx context.Context, where string, args ...any) (domain.Operation, time.Time, error) {
 	if s.pool != nil {
-		if namespace == "" {
-			return s.loadFast(ctx, "id = $1", id)
-		}
-		return s.loadFast(ctx, "id = $1 AND namespace = $2", id, namespace)
+		return s.loadFast(ctx, dollars(where), args...)
 	}
-	if namespace == "" {
-		return s.load(ctx, "id = ?", id)
-	}
-	return s.load(ctx, "id = ? AND namespace = ?", id, namespace)
+	return s.load(ctx, where, args...)
 }
 
 // LoadMany implements domain.Store: the operations with the ids, read a
@@ -244,7 +221,7 @@ func (s *Store) LoadMany(ctx context.Context, ids []string) ([]domain.Operation,
 			if err != nil {
 				return nil, time.Time{}, domain.Wrap(domain.EInternal, err, "unreadable operation row")
 			}
-			op.ContentPurgedAt = utcPtr(r.ContentPurgedAt)
+			op.ContentPurgedAt = utcPtr(r.Row.ContentPurgedAt)
 			out = append(out, op)
 		}
 	}
@@ -253,10 +230,7 @@ func (s *Store) LoadMany(ctx context.Context, ids []string) ([]domain.Operation,
 
 // LoadByKey returns the operation with the key in the namespace.
 func (s *Store) LoadByKey(ctx context.Context, namespace, key string) (domain.Operation, time.Time, error) {
-	if s.pool != nil {
-		return s.loadFast(ctx, "namespace = $1 AND key = $2", namespace, key)
-	}
-	return s.load(ctx, "namespace = ? AND key = ?", namespace, key)
+	return s.loadWhere(ctx, "namespace = ? AND key = ?", namespace, key)
 }
 
 // Attempts lists the operation's attempts in order.

@@ -59,6 +59,9 @@ type operationRow struct {
 	EscalatedAt               *time.Time
 	CreatedAt                 time.Time `gorm:"column:created_at;autoCreateTime:false"`
 	UpdatedAt                 time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
+	// ContentPurgedAt is read with the row but never written with it: only
+	// PurgeContent sets it (content_purge.go).
+	ContentPurgedAt *time.Time `gorm:"column:content_purged_at;->"`
 }
 
 func (operationRow) TableName() string { return "operations" }
@@ -67,9 +70,6 @@ func (operationRow) TableName() string { return "operations" }
 type operationWithClock struct {
 	Row   operationRow `gorm:"embedded"`
 	DBNow time.Time    `gorm:"column:db_now"`
-	// ContentPurgedAt is read with the row but never written with it: only
-	// PurgeContent sets it (content_purge.go).
-	ContentPurgedAt *time.Time `gorm:"column:content_purged_at"`
 }
 
 func toOperationRow(op domain.Operation) operationRow {
