@@ -6,18 +6,21 @@ import (
 	"github.com/opshandoff/handoff/domain"
 )
 
-// twinStates are the states whose outcome is still open: a registration of
-// the same content under another key waits for a person while one of its
-// twins is in them. The partial index operations_twins (migration 00014)
-// holds exactly these rows.
-var twinStates = []string{domain.ActionPending.String(), domain.UnknownOutcome.String(), domain.FailedTerminal.String()}
+// twinQuery finds a twin among the states whose outcome is still open
+// (action_pending, unknown_outcome, failed_terminal): a registration of the
+// same content under another key waits for a person while one of its twins
+// is in them. The partial index operations_twins (migration 00014) holds
+// exactly these rows, and the query names them as literals, word for word
+// its predicate: with parameters instead, a generic plan cannot prove the
+// predicate and walks the namespace's rows on every registration.
+const twinQuery = "SELECT * FROM operations WHERE namespace = ? AND fingerprint = ? " +
+	"AND state IN ('action_pending', 'unknown_outcome', 'failed_terminal') AND key <> ? ORDER BY created_at, id LIMIT 1"
 
 // Twin implements domain.Store: the oldest operation in the namespace with
 // the fingerprint under another key whose outcome is open.
 func (s *Store) Twin(ctx context.Context, namespace, fingerprint, key string) (domain.Operation, bool, error) {
 	var rows []operationWithClock
-	err := s.db.WithContext(ctx).Raw("SELECT * FROM operations WHERE namespace = ? AND fingerprint = ? AND state IN ? AND key <> ? "+
-		"ORDER BY created_at, id LIMIT 1", namespace, fingerprint, twinStates, key).Scan(&rows).Error
+	err := s.db.WithContext(ctx).Raw(twinQuery, namespace, fingerprint, key).Scan(&rows).Error
 	if err != nil {
 		return domain.Operation{}, false, translate(err, "operation")
 	}
