@@ -38,7 +38,11 @@ func TestDesk_DecisionsWithoutJavaScript(t *testing.T) {
 		t.Fatal("scripts still run")
 	}
 
+	// The assignee cell is there before the Take as after it: wait for the
+	// plain form's round trip — the item's Take button gone from the page
+	// the redirect shows — then read the ledger.
 	b.run("taking an item", chromedp.Click(chromedp.CSS(`[data-id="`+unknown+`"] [data-testid="row-take"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`[data-id="`+unknown+`"] [data-testid="row-take"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-id="`+unknown+`"] [data-testid="row-assignee"]`)))
 	if got := str(s.do(t, "GET", "/v1/operations/"+unknown, nil).Body, "assignee"); got != "ben@example.com" {
 		t.Fatalf("after Take, assignee %q", got)
