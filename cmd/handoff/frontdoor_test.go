@@ -203,3 +203,21 @@ func TestAuditVerify_aNamespaceExportVerifiesWhole(t *testing.T) {
 		t.Fatalf("the campaigns export holds billing's events")
 	}
 }
+
+// TestMCP_HTTPServesOnlyLoopback: `handoff mcp --http` carries no
+// authentication of its own, so an address other machines can reach is
+// refused before the configuration is even read.
+func TestMCP_HTTPServesOnlyLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:8765", ":8765", "192.0.2.7:8765", "[::]:8765"} {
+		err := run(context.Background(), []string{"mcp", "--http", addr, "/nonexistent/mcp.yaml"}, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "loopback") {
+			t.Errorf("mcp --http %s: %v, want a refusal naming loopback", addr, err)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1:0", "localhost:0", "[::1]:0"} {
+		err := run(context.Background(), []string{"mcp", "--http", addr, "/nonexistent/mcp.yaml"}, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || strings.Contains(err.Error(), "loopback") {
+			t.Errorf("mcp --http %s: %v, want it to get as far as reading the file", addr, err)
+		}
+	}
+}

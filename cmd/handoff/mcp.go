@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/opshandoff/handoff/mcp"
@@ -36,6 +37,13 @@ func mcpCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if fs.NArg() != 1 {
 		return errors.New("usage: handoff mcp [--http ADDR] FILE | handoff mcp check FILE")
+	}
+	if *addr != "" && !loopbackAddr(*addr) {
+		// Whoever reaches --http acts with the workflow token: it serves
+		// only this machine, and a proxy that authenticates agents may
+		// forward to it.
+		return fmt.Errorf("handoff mcp --http %s: it has no authentication of its own, so it listens only on a loopback "+
+			"address (127.0.0.1, ::1, localhost); put a proxy that authenticates the agent in front of it", *addr)
 	}
 	cfg, err := mcp.LoadConfig(fs.Arg(0))
 	if err != nil {
@@ -69,4 +77,14 @@ func mcpCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	return nil
+}
+
+// loopbackAddr reports whether a listen address is this machine's only.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()
 }
