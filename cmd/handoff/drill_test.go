@@ -494,25 +494,9 @@ func TestDrill_NeverNotifies(t *testing.T) {
 // refused before it registers anything: there its operations would notify
 // real people and real workers could claim them.
 func TestDrillCommand_RefusesATokenOutsideTheDrillNamespace(t *testing.T) {
-	dbURL := storetest.URL(t)
-	t.Setenv("HANDOFF_DATABASE_URL", dbURL)
 	ctx := context.Background()
-	s, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	cs := exampleCards(t)
-	versions, err := s.SyncCards(ctx, cs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stampCards(cs, versions)
-	emb, err := startEmbedded(ctx, s, cs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emb.Close()
+	s, cs, emb := drillTarget(t)
+	var err error
 	prod, _, err := auth.NewTokens(s).Create(ctx, "campaigns", "n8n")
 	if err != nil {
 		t.Fatal(err)
@@ -575,25 +559,9 @@ func TestDrill_FailsACardThatRetriesAPermanentError(t *testing.T) {
 // and the drill of a type that needs revising and approving passes; its
 // receipt is recorded at that Handoff.
 func TestDrillCommand_WithDrillCredentials(t *testing.T) {
-	dbURL := storetest.URL(t)
-	t.Setenv("HANDOFF_DATABASE_URL", dbURL)
 	ctx := context.Background()
-	s, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	cs := exampleCards(t)
-	versions, err := s.SyncCards(ctx, cs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stampCards(cs, versions)
-	emb, err := startEmbedded(ctx, s, cs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emb.Close()
+	s, cs, emb := drillTarget(t)
+	var err error
 	var out, errOut strings.Builder
 	creds := map[string]string{}
 	for _, role := range []string{"operator", "approver"} {
@@ -648,4 +616,30 @@ func TestDrillCommand_WithDrillCredentials(t *testing.T) {
 			t.Fatalf("a drill credential lists another namespace's operation")
 		}
 	}
+}
+
+// drillTarget is a running Handoff to drill with --url: an embedded one on
+// the database HANDOFF_DATABASE_URL names, with the example cards.
+func drillTarget(t *testing.T) (*store.Store, domain.Cards, *embeddedHandoff) {
+	t.Helper()
+	dbURL := storetest.URL(t)
+	t.Setenv("HANDOFF_DATABASE_URL", dbURL)
+	ctx := context.Background()
+	s, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	cs := exampleCards(t)
+	versions, err := s.SyncCards(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stampCards(cs, versions)
+	emb, err := startEmbedded(ctx, s, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emb.Close)
+	return s, cs, emb
 }
