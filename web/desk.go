@@ -16,7 +16,7 @@ import (
 // four eyes, version), so hiding a button is a courtesy, never the guard.
 func (s *server) deskRoutes(e *gin.Engine) {
 	// session.go: sends whoever is not signed in to sign in, after
-	// desk_flash.go kept a decision they posted.
+	// flash.go kept a decision they posted.
 	g := e.Group("/desk", limitBody, s.keepExpiredDecision, requirePerson) // body.go: before any form is read
 	g.GET("", s.overview)
 	g.GET("/queue", s.queue)
@@ -33,16 +33,16 @@ func (s *server) deskRoutes(e *gin.Engine) {
 	g.GET("/audit", s.audit)
 	g.GET("/audit/export", s.auditExport)
 	g.GET("/types", s.types)
-	g.GET("/notifications", s.notifications)                  // desk_notifications.go
-	g.POST("/notifications/:id/resend", s.resendNotification) // desk_notifications.go
+	g.GET("/notifications", s.notifications)                  // notifications.go
+	g.POST("/notifications/:id/resend", s.resendNotification) // notifications.go
 	g.GET("/drills/:id", s.drillReceipt)
 	g.GET("/incidents", s.incidents)
 	g.GET("/operations", s.operations)
 	g.POST("/batch/preview", s.batchPreview)
 	g.POST("/batch", s.batchApply)
-	g.GET("/batch/:id", s.batchResult)  // desk_batch_result.go
-	g.POST("/time", s.chooseTime)       // desk_time.go
-	g.POST("/density", s.chooseDensity) // desk_time.go
+	g.GET("/batch/:id", s.batchResult)  // batch_result.go
+	g.POST("/time", s.chooseTime)       // time.go
+	g.POST("/density", s.chooseDensity) // time.go
 }
 
 // me is the signed-in person; requirePerson guarantees there is one.

@@ -23,7 +23,7 @@ type signIn struct {
 	sessionCookie, loginCookie string
 	secure                     bool
 	csrf                       gin.HandlerFunc
-	cookieKey                  []byte // signs the flash (desk_flash.go)
+	cookieKey                  []byte // signs the flash (flash.go)
 }
 
 func newSignIn(cfg SignIn) (*signIn, error) {
@@ -128,7 +128,7 @@ func (s *server) frameFor(c *gin.Context, title, active string) layouts.Frame {
 	}
 	if p, ok := personOf(c); ok {
 		if !htmx(c) { // a fragment shows no navigation
-			f.Desk = s.deskCounts(c) // desk_time.go
+			f.Desk = s.deskCounts(c) // time.go
 		}
 		f.Person, f.Role = strings.TrimSpace(p.Name), p.Role.String()
 		if f.Person == "" {

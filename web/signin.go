@@ -28,7 +28,7 @@ type SignIn struct {
 	// SessionMaxAge is the cookie's lifetime: the sessions' absolute
 	// timeout. The server enforces both timeouts whatever the browser keeps.
 	SessionMaxAge time.Duration
-	// CookieKey signs the flash cookie (desk_flash.go): at least 32 bytes,
+	// CookieKey signs the flash cookie (flash.go): at least 32 bytes,
 	// the same on every replica — cmd/handoff reads it from the database
 	// (store.ServerKey). Empty: a random key of this process, which only a
 	// single replica can use.

@@ -19,7 +19,7 @@ import (
 // The decisions. Each reads its form, calls one Ledger method and redirects
 // (303) on success, so a reload never posts twice and no script is needed.
 // A refused decision redirects (303) too, to the operation as it is now,
-// which shows why it was refused and what the person typed (desk_flash.go).
+// which shows why it was refused and what the person typed (flash.go).
 
 // takeReason is recorded when someone takes an item with one click.
 const takeReason = "took it from the queue"

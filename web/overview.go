@@ -18,7 +18,7 @@ func (s *server) overview(c *gin.Context) {
 		return
 	}
 	v := overviewView(sum)
-	v.Recovery = s.recoveryView(c) // desk_notifications.go
+	v.Recovery = s.recoveryView(c) // notifications.go
 	v.Frame = s.frameFor(c, "Overview", "overview")
 	page(c, http.StatusOK, pages.Overview(v), pages.OverviewBody(v))
 }

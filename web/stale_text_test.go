@@ -9,7 +9,7 @@ import (
 
 // A refused decision on an item that left the desk meanwhile does not
 // promise "what you typed": the form it was typed in is no longer offered.
-// (desk_flash_test.go has a refusal that keeps the typing.)
+// (flash_test.go has a refusal that keeps the typing.)
 func TestDesk_StaleRefusalSaysWhatIsKept(t *testing.T) {
 	d := newDesk(t)
 	op := d.intoDesk("evt_1:crm_task", true)

@@ -86,7 +86,7 @@ func cardView(c domain.Card) pages.CardView {
 	if c.NotifyURL != "" {
 		add("notify_url", c.NotifyURL, "Where Handoff announces an item entering the desk.", false)
 	}
-	addNotify(c, add) // desk_notifications.go
+	addNotify(c, add) // notifications.go
 	addTemplateFields(c, add)
 	return v
 }
