@@ -12,11 +12,11 @@ import (
 // flush, as if they had arrived at once, and returns each one's answer:
 // whether it was created, or its error.
 func CreateTogether(s *Store, chs []domain.Change) ([]bool, []error) {
-	batch := make([]*gcRequest, len(chs))
+	batch := make([]*commitRequest, len(chs))
 	for i, ch := range chs {
-		batch[i] = &gcRequest{p: planCreate(ch), done: make(chan gcResult, 1)}
+		batch[i] = &commitRequest{p: planCreate(ch), done: make(chan commitResult, 1)}
 	}
-	s.gc.flush(batch)
+	s.commits.flush(batch)
 	created, errs := make([]bool, len(chs)), make([]error, len(chs))
 	for i, r := range batch {
 		res := <-r.done
@@ -60,11 +60,11 @@ func Exec(ctx context.Context, s *Store, sql string, args ...any) error {
 // group-commit flush and returns each one's answer: whether it was
 // written, or its error.
 func ApplyTogether(s *Store, chs []domain.Change) ([]bool, []error) {
-	batch := make([]*gcRequest, len(chs))
+	batch := make([]*commitRequest, len(chs))
 	for i, ch := range chs {
-		batch[i] = &gcRequest{p: planChange(ch), done: make(chan gcResult, 1)}
+		batch[i] = &commitRequest{p: planChange(ch), done: make(chan commitResult, 1)}
 	}
-	s.gc.flush(batch)
+	s.commits.flush(batch)
 	written, errs := make([]bool, len(chs)), make([]error, len(chs))
 	for i, r := range batch {
 		res := <-r.done
@@ -76,13 +76,13 @@ func ApplyTogether(s *Store, chs []domain.Change) ([]bool, []error) {
 // MultiRow reports how a flush of these changes is sent: the number of
 // changes in each multi-row statement, 0 for a statement of its own.
 func MultiRow(chs []domain.Change, create bool) []int {
-	batch := make([]*gcRequest, len(chs))
+	batch := make([]*commitRequest, len(chs))
 	for i, ch := range chs {
 		p := planChange(ch)
 		if create {
 			p = planCreate(ch)
 		}
-		batch[i] = &gcRequest{p: p}
+		batch[i] = &commitRequest{p: p}
 	}
 	var out []int
 	for _, p := range planFlush(batch) {
@@ -96,12 +96,12 @@ func MultiRow(chs []domain.Change, create bool) []int {
 }
 
 // Reruns is how many flushes failed whole and were re-run change by change.
-func Reruns(s *Store) int64 { return s.gc.reruns.Load() }
+func Reruns(s *Store) int64 { return s.commits.reruns.Load() }
 
 // FlushWriters is how many group-commit writers s runs, and the most flushes
 // that have run at once.
 func FlushWriters(s *Store) (writers int, mostInFlight int64) {
-	return s.gc.writers, s.gc.mostInFlight.Load()
+	return s.commits.writers, s.commits.mostInFlight.Load()
 }
 
 // SetMultiRow turns the multi-row statements on or off, for the benchmark
@@ -182,7 +182,7 @@ func DBColumns(s *Store, table string) ([]string, error) {
 func WriteVia(s *Store, via string, chs []domain.Change, create bool) ([]bool, []error) {
 	ctx := context.Background()
 	written, errs := make([]bool, len(chs)), make([]error, len(chs))
-	var batch []*gcRequest
+	var batch []*commitRequest
 	var at []int
 	for i, ch := range chs {
 		p := planChange(ch)
@@ -197,14 +197,14 @@ func WriteVia(s *Store, via string, chs []domain.Change, create bool) ([]bool, [
 			}), "operation")
 			continue
 		}
-		batch, at = append(batch, &gcRequest{p: p, done: make(chan gcResult, 1)}), append(at, i)
+		batch, at = append(batch, &commitRequest{p: p, done: make(chan commitResult, 1)}), append(at, i)
 	}
 	if len(batch) == 0 {
 		return written, errs
 	}
 	if via == "single" {
 		for j, r := range batch {
-			s.gc.alone(ctx, r)
+			s.commits.alone(ctx, r)
 			res := <-r.done
 			written[at[j]], errs[at[j]] = res.n == 1, res.err
 		}
@@ -222,7 +222,7 @@ func WriteVia(s *Store, via string, chs []domain.Change, create bool) ([]bool, [
 	if len(multi.idx) > 0 {
 		parts = append([]flushPart{multi}, parts...)
 	}
-	ns, err := s.gc.together(ctx, batch, parts)
+	ns, err := s.commits.together(ctx, batch, parts)
 	for j := range batch {
 		written[at[j]], errs[at[j]] = err == nil && ns[j] == 1, translate(err, "operation")
 	}

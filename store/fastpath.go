@@ -121,7 +121,7 @@ func singleChild(s *stmt, name, table string, cw *childWrite) {
 
 // applyFast is Apply in one statement.
 func (s *Store) applyFast(ctx context.Context, p writePlan) error {
-	n, err := s.gc.write(ctx, p)
+	n, err := s.commits.write(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (s *Store) applyFast(ctx context.Context, p writePlan) error {
 
 // createFast is Create in one statement; false when the key exists.
 func (s *Store) createFast(ctx context.Context, p writePlan) (bool, error) {
-	n, err := s.gc.write(ctx, p)
+	n, err := s.commits.write(ctx, p)
 	if err != nil {
 		return false, err
 	}

@@ -85,19 +85,19 @@ const (
 	flushTimeout = 30 * time.Second
 )
 
-type gcRequest struct {
+type commitRequest struct {
 	p    writePlan
-	done chan gcResult // buffered: a writer never waits for a caller
+	done chan commitResult // buffered: a writer never waits for a caller
 }
 
-type gcResult struct {
+type commitResult struct {
 	n   int64 // operations written: 0 is a moved version or a taken key
 	err error // a domain.Error
 }
 
 type committer struct {
 	pool *pgxpool.Pool
-	reqs chan *gcRequest
+	reqs chan *commitRequest
 	stop chan struct{}
 	once sync.Once
 	wg   sync.WaitGroup
@@ -111,7 +111,7 @@ type committer struct {
 }
 
 func newCommitter(pool *pgxpool.Pool, w int) *committer {
-	c := &committer{pool: pool, reqs: make(chan *gcRequest, groupMax), stop: make(chan struct{}), writers: w}
+	c := &committer{pool: pool, reqs: make(chan *commitRequest, groupMax), stop: make(chan struct{}), writers: w}
 	c.wg.Add(w)
 	for range w {
 		go c.run()
@@ -128,7 +128,7 @@ func (c *committer) close() {
 
 // write commits the plan and returns how many operations it wrote.
 func (c *committer) write(ctx context.Context, p writePlan) (int64, error) {
-	r := &gcRequest{p: p, done: make(chan gcResult, 1)}
+	r := &commitRequest{p: p, done: make(chan commitResult, 1)}
 	select {
 	case c.reqs <- r:
 	case <-ctx.Done():
@@ -148,7 +148,7 @@ func (c *committer) write(ctx context.Context, p writePlan) (int64, error) {
 
 func (c *committer) run() {
 	defer c.wg.Done()
-	batch := make([]*gcRequest, 0, groupMax)
+	batch := make([]*commitRequest, 0, groupMax)
 	for {
 		batch = batch[:0]
 		select {
@@ -171,7 +171,7 @@ func (c *committer) run() {
 }
 
 // flush commits the batch and answers each of its callers.
-func (c *committer) flush(batch []*gcRequest) {
+func (c *committer) flush(batch []*commitRequest) {
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
 	n := c.inFlight.Add(1)
@@ -188,13 +188,13 @@ func (c *committer) flush(batch []*gcRequest) {
 	ns, err := c.together(ctx, batch, planFlush(batch))
 	if err == nil {
 		for i, r := range batch {
-			r.done <- gcResult{n: ns[i]}
+			r.done <- commitResult{n: ns[i]}
 		}
 		return
 	}
 	if isConnError(err) || ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 		// The COMMIT may or may not have happened: acknowledge nothing.
-		res := gcResult{err: domain.Wrap(domain.EUnavailable, err, "the database connection was lost during the write; its outcome is unknown")}
+		res := commitResult{err: domain.Wrap(domain.EUnavailable, err, "the database connection was lost during the write; its outcome is unknown")}
 		for _, r := range batch {
 			r.done <- res
 		}
@@ -211,7 +211,7 @@ func (c *committer) flush(batch []*gcRequest) {
 // statement per kind, the rest one each) in one round trip: the statements
 // up to the protocol's Sync are one implicit transaction, which commits at
 // the Sync and rolls back whole on any error.
-func (c *committer) together(ctx context.Context, batch []*gcRequest, parts []flushPart) ([]int64, error) {
+func (c *committer) together(ctx context.Context, batch []*commitRequest, parts []flushPart) ([]int64, error) {
 	b := &pgx.Batch{}
 	b.Queue(keyedPlans)
 	for _, p := range parts {
@@ -245,7 +245,7 @@ func (c *committer) together(ctx context.Context, batch []*gcRequest, parts []fl
 
 // readPart reads one statement's answer into ns: a single statement's
 // count, or a multi-row statement's written ids, each a 1 for its change.
-func readPart(br pgx.BatchResults, p flushPart, batch []*gcRequest, ns []int64) error {
+func readPart(br pgx.BatchResults, p flushPart, batch []*commitRequest, ns []int64) error {
 	if !p.multi {
 		return br.QueryRow().Scan(&ns[p.idx[0]])
 	}
@@ -275,7 +275,7 @@ func readPart(br pgx.BatchResults, p flushPart, batch []*gcRequest, ns []int64) 
 
 // alone commits one change: its statement after keyedPlans, in one round
 // trip and one implicit transaction.
-func (c *committer) alone(ctx context.Context, r *gcRequest) {
+func (c *committer) alone(ctx context.Context, r *commitRequest) {
 	st := singleStatement(r.p)
 	b := &pgx.Batch{}
 	b.Queue(keyedPlans)
@@ -292,5 +292,5 @@ func (c *committer) alone(ctx context.Context, r *gcRequest) {
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
-	r.done <- gcResult{n: n, err: translate(err, "operation")}
+	r.done <- commitResult{n: n, err: translate(err, "operation")}
 }

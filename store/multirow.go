@@ -283,7 +283,7 @@ type flushPart struct {
 // kind holding at least multiMin changes, then every other change alone — those
 // not eligible, and a second change of an operation or key already in a
 // multi-row statement, which must see that statement's write.
-func planFlush(batch []*gcRequest) []flushPart {
+func planFlush(batch []*commitRequest) []flushPart {
 	var upd, crt, rest []int
 	var parts []flushPart
 	if !multiRowOn {

@@ -38,8 +38,8 @@ type Store struct {
 	url     string // PostgreSQL's URL, for connections of the store's own
 	// pool is PostgreSQL's pgx pool for the single-statement write path
 	// (fastpath.go); nil on SQLite and in stores bound to a transaction.
-	pool *pgxpool.Pool
-	gc   *committer // group commit of the single statements (groupcommit.go)
+	pool    *pgxpool.Pool
+	commits *committer // group commit of the single statements (groupcommit.go)
 	// lc is PostgreSQL's record of the leased operations this replica
 	// last wrote (leasecache.go); nil elsewhere.
 	lc *leaseCache
@@ -103,7 +103,7 @@ func Connect(rawURL string, opts ...Option) (*Store, error) {
 			sqlDB.Close()
 			return nil, domain.Wrap(domain.EUnavailable, err, "cannot reach PostgreSQL")
 		}
-		return &Store{db: db, dialect: "postgres", url: rawURL, pool: pool, gc: newCommitter(pool, writers), lc: newLeaseCache(), now: time.Now}, nil
+		return &Store{db: db, dialect: "postgres", url: rawURL, pool: pool, commits: newCommitter(pool, writers), lc: newLeaseCache(), now: time.Now}, nil
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite:"), "//")
 		if path == "" {
@@ -139,7 +139,7 @@ func (s *Store) Dialect() string { return s.dialect }
 // Close closes the connection pool.
 func (s *Store) Close() error {
 	if s.pool != nil {
-		s.gc.close()
+		s.commits.close()
 		s.pool.Close()
 	}
 	sqlDB, err := s.db.DB()
