@@ -80,11 +80,14 @@ func TestLedgerMachine(t *testing.T) {
 // machineCoverage counts the paths a run took; added up over the runs, the
 // share of runs that took each one.
 type machineCoverage struct {
-	keyChanged     int            // a revision sent under a new provider key after the old one was sent
-	keyChangeHeld  int            // an approved revision held while the earlier send may have executed
-	twinHeld       int            // a registration held as a twin of an open operation
-	twinApproved   int            // a held twin approved as a deliberate second execution
-	retryLayerSeen map[string]int // settled failures someone might retry, by the card's retry layer
+	keyChanged    int // a revision sent under a new provider key after the old one was sent
+	keyChangeHeld int // an approved revision held while the earlier send may have executed
+	// heldResendRefused: a person's resend_same_key of a held revision,
+	// refused. Counted, not required: it takes a held revision first.
+	heldResendRefused int
+	twinHeld          int            // a registration held as a twin of an open operation
+	twinApproved      int            // a held twin approved as a deliberate second execution
+	retryLayerSeen    map[string]int // settled failures someone might retry, by the card's retry layer
 }
 
 func (c *machineCoverage) add(r *machineCoverage) {
@@ -93,6 +96,7 @@ func (c *machineCoverage) add(r *machineCoverage) {
 	}
 	c.keyChanged += min(r.keyChanged, 1)
 	c.keyChangeHeld += min(r.keyChangeHeld, 1)
+	c.heldResendRefused += min(r.heldResendRefused, 1)
 	c.twinHeld += min(r.twinHeld, 1)
 	c.twinApproved += min(r.twinApproved, 1)
 	for l, n := range r.retryLayerSeen {
@@ -101,8 +105,8 @@ func (c *machineCoverage) add(r *machineCoverage) {
 }
 
 func (c *machineCoverage) String() string {
-	return fmt.Sprintf("key changed and sent %d, revision held %d, twin held %d, twin approved %d, retryable settle by layer %v",
-		c.keyChanged, c.keyChangeHeld, c.twinHeld, c.twinApproved, c.retryLayerSeen)
+	return fmt.Sprintf("key changed and sent %d, revision held %d, its re-send under the old key refused %d, twin held %d, twin approved %d, "+
+		"retryable settle by layer %v", c.keyChanged, c.keyChangeHeld, c.heldResendRefused, c.twinHeld, c.twinApproved, c.retryLayerSeen)
 }
 
 // require fails the test when a path was never taken: its invariants
@@ -458,10 +462,22 @@ var approver = domain.Actor{Kind: domain.ActorPerson, Name: "ari", Email: "ari@e
 func (m *ledgerModel) resolve(t *rapid.T) {
 	om, op := m.pick(t, domain.UnknownOutcome, domain.FailedTerminal)
 	actions := append(slices.Clone(domain.ResolveActions), domain.ResolveConfirmNotExecuted, domain.ResolveRetry)
+	held := op.LastError != nil && op.LastError.Code == domain.CodeRevisionWaits
+	if held { // the decisions a held revision offers, the tempting wrong one among them
+		actions = []domain.ResolveAction{domain.ResolveResendSameKey, domain.ResolveConfirmNotExecuted, domain.ResolveConfirmExecuted}
+	}
 	r := domain.Resolve{Action: rapid.SampledFrom(actions).Draw(t, "action"),
 		Then:   rapid.SampledFrom([]domain.ResolveAction{domain.ResolveRetry, domain.ResolveCancel}).Draw(t, "then"),
 		Result: &domain.Result{Ref: "found"}, Reason: "checked the provider", ExpectedVersion: op.Version}
 	after, err := m.ledger.Resolve(context.Background(), operator, om.id, r)
+	if held && r.Action == domain.ResolveResendSameKey {
+		// Invariant 9: the key was sent with the earlier content.
+		if err == nil {
+			t.Fatalf("invariant 9: resend_same_key sent %s's held v%d under %s, sent with v%d", om.id, op.ContentVersion,
+				op.ProviderKey, op.ProviderKeySentVersion)
+		}
+		m.cover.heldResendRefused++
+	}
 	if err == nil && (after.State == domain.Received || after.State == domain.AwaitingApproval) {
 		om.everPending = false // a person confirmed it did not happen, or fixed the cause
 	}
