@@ -97,3 +97,28 @@ func TestDesk_TwinContentHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestDesk_SupersedesSentSideBySide: an operation that supersedes one that
+// was sent is held too (supersedes_sent); its page shows the superseded one
+// beside it, and how the contents differ.
+func TestDesk_SupersedesSentSideBySide(t *testing.T) {
+	d := newDesk(t)
+	first := d.intoDesk("evt_1:crm_task", true) // sent, then in doubt
+	first, err := d.ledger.Resolve(context.Background(), testPeople["bob"], first.ID, domain.Resolve{Action: domain.ResolveConfirmNotExecuted,
+		Then: domain.ResolveCancel, Reason: "not in the CRM", ExpectedVersion: first.Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.ledger.Register(context.Background(), testWorkflow, domain.Registration{Key: "evt_1:crm_task-v2", Type: first.Type,
+		Supersedes: first.ID, Content: json.RawMessage(`{"owner":"u_9","title":"Follow up, corrected","ref":"evt_1:crm_task"}`)})
+	if err != nil || res.Operation.LastError == nil || res.Operation.LastError.Code != domain.CodeSupersedesSent {
+		t.Fatalf("supersedes: %+v %v", res.Operation, err)
+	}
+	p := d.get("ada", "/desk/operations/"+res.Operation.ID).want(http.StatusOK)
+	if got := p.text("twin-key"); got != first.Key {
+		t.Fatalf("the superseded operation is not beside it: %q", got)
+	}
+	if got := p.text("twin-content"); !strings.Contains(got, "differ") || !strings.Contains(p.text("twin"), "Follow up, corrected") {
+		t.Fatalf("the difference is not shown: %q", got)
+	}
+}
