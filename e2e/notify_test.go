@@ -64,10 +64,15 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		Data struct {
 			ID      string `json:"id"`
 			DeskURL string `json:"desk_url"`
+			// EnteredDeskAt is when it came to wait on a person (API.md).
+			EnteredDeskAt *time.Time `json:"entered_desk_at"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &msg); err != nil || msg.Data.ID == "" || !strings.HasSuffix(msg.Data.DeskURL, "/desk/operations/"+msg.Data.ID) {
 		r.t.Errorf("delivery %s: body %s", id, body)
+	}
+	if msg.Type != "operation.resolved" && (msg.Data.EnteredDeskAt == nil || msg.Data.EnteredDeskAt.IsZero()) {
+		r.t.Errorf("delivery %s (%s) has no entered_desk_at: %s", id, msg.Type, body)
 	}
 	r.mu.Lock()
 	hold := r.hold
