@@ -22,6 +22,10 @@ type BatchView struct {
 	Problem  string
 	Back     string // the queue the person came from
 	Risky    bool   // some item's retry may do its side effect twice: applying asks for confirmation
+	// Matching is, for "every item matching the filter", how many the
+	// filter matched when previewed; 0 for a selection. When it is more
+	// than the items, the batch took the oldest MaxBatch.
+	Matching int
 	// By, At and Reason say who applied a kept batch, when and why; empty
 	// on a preview and on a result that could not be kept.
 	By     string
