@@ -40,7 +40,7 @@ func TestDesk_SavedViewJourney(t *testing.T) {
 		chromedp.Click(sel("save-view-submit")),
 		chromedp.WaitVisible(sel("saved-views")))
 	b.waitFor("the view in Ann's list", `[...document.querySelectorAll('[data-testid="view"]')].some(v => v.dataset.name === "Terminal failures")`)
-	if got := b.text(sel("view-owner")); !strings.Contains(got, "yours, shared with the team") {
+	if got := eval[string](b, `document.querySelector('[data-testid="view-owner"]').textContent`); !strings.Contains(got, "yours, shared with the team") {
 		t.Fatalf("Ann's view: %q", got)
 	}
 	b.signOut()
