@@ -33,8 +33,10 @@ func TestDesk_SavedViewJourney(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid="queue-filter"] button[type="submit"]`)))
 	b.waitFor("the filtered list", `location.search === "?state=failed_terminal" && document.querySelectorAll('[data-testid="queue-row"]').length === 3`)
 	annRows := eval[string](b, rowIDsJS)
+	axe := axeSource(t)
+	b.run("the save form", chromedp.Click(chromedp.CSS(`[data-testid="save-view"] > summary`)), chromedp.WaitVisible(sel("save-view-name")))
+	b.axeCheck("the queue with its save form open", axe)
 	b.run("saving the view, shared",
-		chromedp.Click(chromedp.CSS(`[data-testid="save-view"] > summary`)),
 		chromedp.SendKeys(sel("save-view-name"), "Terminal failures"),
 		chromedp.Click(sel("save-view-shared")),
 		chromedp.Click(sel("save-view-submit")),
@@ -56,6 +58,14 @@ func TestDesk_SavedViewJourney(t *testing.T) {
 	if n := eval[int](b, `document.querySelectorAll('[data-testid="view-delete"]').length`); n != 0 {
 		t.Fatalf("Lea is offered to delete Ann's view (%d buttons)", n)
 	}
+	b.axeCheck("the queue with its saved views open", axe)
+	for _, width := range []int64{1440, 390, 360} {
+		b.run("the viewport", chromedp.EmulateViewport(width, 900))
+		if got := eval[[]string](b, layoutProblems); len(got) > 0 {
+			t.Errorf("the saved views at %d px:\n  %s", width, strings.Join(got, "\n  "))
+		}
+	}
+	b.run("the viewport", chromedp.EmulateViewport(1366, 900))
 	b.run("following it", chromedp.Click(sel("view-link")))
 	b.waitFor("the filtered list", `location.search === "?state=failed_terminal" && document.querySelectorAll('[data-testid="queue-row"]').length === 3`)
 	if got := eval[string](b, rowIDsJS); got != annRows {
@@ -87,6 +97,15 @@ func TestDesk_SelectAllMatchingJourney(t *testing.T) {
 	if got := b.text(sel("select-all-count")); got != fmt.Sprint(n) {
 		t.Fatalf("select all %s, want %d", got, n)
 	}
+	axe := axeSource(t)
+	b.axeCheck("the queue offering all matching", axe)
+	for _, width := range []int64{390, 360} {
+		b.run("the viewport", chromedp.EmulateViewport(width, 900))
+		if got := eval[[]string](b, layoutProblems); len(got) > 0 {
+			t.Errorf("the offer at %d px:\n  %s", width, strings.Join(got, "\n  "))
+		}
+	}
+	b.run("the viewport", chromedp.EmulateViewport(1366, 900))
 	b.run("selecting all matching, previewing a cancel",
 		chromedp.Click(sel("bulk-all")),
 		chromedp.WaitVisible(chromedp.CSS(`#bulk-selected [data-testid="bulk-reason"]`)),
@@ -100,6 +119,7 @@ func TestDesk_SelectAllMatchingJourney(t *testing.T) {
 	if got := b.text(sel("batch-summary")); !strings.HasPrefix(got, fmt.Sprintf("%d items will be decided, 0 skipped", n)) {
 		t.Fatalf("preview: %q", got)
 	}
+	b.axeCheck("the preview of all matching", axe)
 	b.run("applying", chromedp.Click(sel("batch-apply")), chromedp.WaitVisible(sel("batch-id")))
 	if got := b.text(sel("batch-counts")); got != fmt.Sprintf("%d applied, 0 skipped, 0 failed.", n) {
 		t.Fatalf("result: %q", got)

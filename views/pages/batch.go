@@ -2,6 +2,7 @@ package pages
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -79,4 +80,13 @@ func BulkDecisions(states string) []Option {
 		}
 	}
 	return out
+}
+
+// thousands writes n with a comma between thousands: 1,000.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -47,12 +47,3 @@ func (v SavedViews) viewCount() string {
 	}
 	return " (" + strconv.Itoa(mine) + " yours, " + strconv.Itoa(shared) + " shared)"
 }
-
-// thousands writes n with a comma between thousands: 1,000.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
