@@ -129,7 +129,7 @@
     var page = document.querySelector("input[data-select-page]");
     var offer = document.querySelector("[data-select-all]");
     if (!page || !offer) return;
-    page.hidden = false;
+    if (page.closest("label")) page.closest("label").hidden = false;
     var boxes = Array.prototype.slice.call(document.querySelectorAll("input[data-select]"));
     var matching = offer.querySelector("input[data-select-matching]");
     var every = boxes.length > 0 && boxes.every(function (b) { return b.checked; });
