@@ -73,7 +73,7 @@ func (s *server) listPage(c *gin.Context, all bool) {
 		}
 		s.markTwins(c, person, v.Rows)
 		if err == nil && v.CanAct && len(v.Rows) > 0 {
-			v.Matching, err = s.matchingCount(c, q, f, len(v.Rows), c.Query("cursor") != "" || next != "")
+			v.Matching = s.matchingCount(c, q, f, len(v.Rows), c.Query("cursor") != "" || next != "")
 		}
 	}
 	vp := viewPages[v.Path()]
@@ -87,12 +87,19 @@ func (s *server) listPage(c *gin.Context, all bool) {
 }
 
 // matchingCount is how many items the filter matches over every page: the
-// page's rows when it is the only page, else one count query.
-func (s *server) matchingCount(c *gin.Context, q domain.ListQuery, f pages.QueueFilter, rows int, paged bool) (int, error) {
+// page's rows when it is the only page, else one count query. A count that
+// cannot be read is 0, and the page offers no "select all" rather than
+// failing: the list itself was read.
+func (s *server) matchingCount(c *gin.Context, q domain.ListQuery, f pages.QueueFilter, rows int, paged bool) int {
 	if !paged {
-		return rows, nil
+		return rows
 	}
-	return s.ledger.DeskQueueCount(c.Request.Context(), me(c), q, f.Provider)
+	n, err := s.ledger.DeskQueueCount(c.Request.Context(), me(c), q, f.Provider)
+	if err != nil {
+		s.log.WarnContext(c.Request.Context(), "the queue's matching count", "err", err)
+		return 0
+	}
+	return n
 }
 
 // emptyParams reports whether a query carries a field with no value.

@@ -86,6 +86,9 @@ func viewURL(v domain.SavedView) string {
 func (s *server) savedViews(c *gin.Context, page string, filter map[string]string, self string) pages.SavedViews {
 	person := me(c)
 	out := pages.SavedViews{Page: page, Filter: filter, Return: self}
+	if htmx(c) {
+		return out // the results alone carry the save form, not the list
+	}
 	list, err := s.ledger.SavedViews(c.Request.Context(), person, page)
 	if err != nil {
 		s.log.WarnContext(c.Request.Context(), "saved views not listed", "page", page, "err", err)

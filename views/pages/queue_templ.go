@@ -570,7 +570,7 @@ func QueueResults(v QueueView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			if v.CanAct {
+			if v.CanAct && v.Matching > 0 {
 				templ_7745c5c3_Err = selectAll(v).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
