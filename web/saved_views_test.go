@@ -263,3 +263,31 @@ func seedFailed(t *testing.T, d *desk, n int, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestDesk_SharedViewShowsOnlyWhatOneMaySee: a shared view is a filter,
+// not what it found: Ada's view of the Operations page searching a word of
+// a content that viewers may not read lists the item for her, and nothing
+// for Vic, who opens the same view.
+func TestDesk_SharedViewShowsOnlyWhatOneMaySee(t *testing.T) {
+	cards := testCards()
+	crm := cards["crm.task.create"]
+	crm.ContentVisibleTo = domain.RoleOperator
+	cards[crm.Name] = crm
+	d := newDeskWith(t, cards)
+	op := d.register("evt_1:a", "crm.task.create") // content {"owner":"u_9","title":"Follow up","ref":"evt_1:a"}
+	form := url.Values{"page": {"operations"}, "name": {"Follow-ups"}, "shared": {"1"}, "q": {"follow up"}}
+	loc := d.post("ada", "/desk/views", form).want(http.StatusSeeOther).header.Get("Location")
+	if got := rowIDs(d.get("ada", loc).want(http.StatusOK)); len(got) != 1 || got[0] != op.ID {
+		t.Fatalf("Ada's view lists %v", got)
+	}
+	p := d.get("vic", "/desk/operations").want(http.StatusOK)
+	link := attr(p.one("view-link"), "href")
+	if link != loc {
+		t.Fatalf("Vic's link %q, Ada's %q", link, loc)
+	}
+	v := d.get("vic", link).want(http.StatusOK)
+	if got := rowIDs(v); len(got) != 0 {
+		t.Fatalf("Vic finds %v through the content he may not read", got)
+	}
+	v.one("queue-empty")
+}
