@@ -12,7 +12,7 @@ import (
 
 var _ domain.SavedViewStore = (*Store)(nil)
 
-// savedViewRow is one saved view (migration 00018).
+// savedViewRow is one saved view (migration 00020).
 type savedViewRow struct {
 	ID           string `gorm:"primaryKey"`
 	OwnerIssuer  string
