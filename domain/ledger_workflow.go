@@ -59,7 +59,11 @@ func (l *Ledger) Register(ctx context.Context, actor Actor, r Registration) (Reg
 	if err != nil {
 		return RegisterResult{}, err
 	}
-	if !loop {
+	// A twin is looked for by the write itself (Change.NoOpenTwin) where
+	// that is the only hold there can be; a write refused for one is
+	// decided again, held with the twin named.
+	twinInWrite := !loop && !card.TwinsAllowed && r.Supersedes == ""
+	if !loop && !twinInWrite {
 		if r.held, err = l.hold(ctx, r, card, content); err != nil {
 			return RegisterResult{}, err
 		}
@@ -69,7 +73,17 @@ func (l *Ledger) Register(ctx context.Context, actor Actor, r Registration) (Reg
 	if err != nil {
 		return RegisterResult{}, err
 	}
+	ch.NoOpenTwin = twinInWrite
 	op, created, err := l.create(ctx, r, ch, env)
+	if twinInWrite && ErrorCode(err) == EConflict {
+		if r.held, err = l.hold(ctx, r, card, content); err != nil {
+			return RegisterResult{}, err
+		}
+		if ch, err = NewOperation(r, content, loop, env); err != nil {
+			return RegisterResult{}, err
+		}
+		op, created, err = l.create(ctx, r, ch, env)
+	}
 	if err != nil {
 		return RegisterResult{}, err
 	}

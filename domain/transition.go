@@ -62,6 +62,12 @@ type Change struct {
 	// for a new operation, and for a change built another way: every
 	// column is written.
 	Before *Operation
+	// NoOpenTwin is, for a new operation, the condition of its write: no
+	// operation of another key in the namespace with its fingerprint is in
+	// a state whose outcome is open (invariant 10, twin.go). The store
+	// checks it in the write itself and refuses it as EConflict when one
+	// is, so a registration pays for the twin lookup only when it has one.
+	NoOpenTwin bool
 }
 
 // DeskClock is how an operation left the desk: when it entered, when a

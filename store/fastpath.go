@@ -50,11 +50,17 @@ func singleStatement(p writePlan) *stmt {
 	w := &s.sql
 	if p.create {
 		names, vals := make([]string, len(p.cols)), make([]string, len(p.cols))
+		at := map[string]string{}
 		for i, c := range p.cols {
 			names[i], vals[i] = c.name, s.arg(c.v, c.typ)
+			at[c.name] = vals[i]
 		}
-		w.WriteString("WITH o AS (INSERT INTO operations (" + strings.Join(names, ", ") + ") VALUES (" +
-			strings.Join(vals, ", ") + ") ON CONFLICT DO NOTHING RETURNING id)")
+		where := ""
+		if p.noTwin {
+			where = " WHERE " + noTwinSQL(at["namespace"], at["fingerprint"], at["key"])
+		}
+		w.WriteString("WITH o AS (INSERT INTO operations (" + strings.Join(names, ", ") + ") SELECT " +
+			strings.Join(vals, ", ") + where + " ON CONFLICT DO NOTHING RETURNING id)")
 	} else {
 		set := make([]string, len(p.cols))
 		for i, c := range p.cols {

@@ -26,10 +26,16 @@ func needPostgres(t *testing.T) {
 // newRegistration decides a new, claimed operation as the Ledger would.
 func newRegistration(t *testing.T, ids *domain.IDSource, key string) domain.Change {
 	t.Helper()
+	return newRegistrationOf(t, ids, key, `{"a":1}`)
+}
+
+// newRegistrationOf is newRegistration with its content.
+func newRegistrationOf(t *testing.T, ids *domain.IDSource, key, content string) domain.Change {
+	t.Helper()
 	env := domain.Env{Card: testCards()["crm.task.create"], Now: time.Now().UTC().Truncate(time.Microsecond),
 		Actor: wf, NewID: ids.New, Jitter: func() float64 { return 0 }}
 	ch, err := domain.NewOperation(domain.Registration{Namespace: wf.Namespace, Key: key, Type: "crm.task.create",
-		Claim: &domain.Claim{Worker: "w1"}}, []byte(`{"a":1}`), false, env)
+		Claim: &domain.Claim{Worker: "w1"}}, []byte(content), false, env)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,7 +178,7 @@ WHERE table_schema = current_schema() AND table_name = 'operations' ORDER BY ord
 		case "key":
 			v = "'seed-' || g"
 		case "provider_key":
-			v = "md5('seed-' || g)"
+			v = "'hk_' || md5('seed-' || g)" // as the provider keys Handoff makes: random, all under one prefix
 		case "created_at", "updated_at":
 			v = "now() - interval '1 day' + g * interval '100 milliseconds'"
 		case "result_ref":

@@ -221,7 +221,8 @@ func multiStatement(plans []writePlan) *stmt {
 	for i := range plans {
 		p := &plans[i]
 		if create {
-			ops.add(p.cols)
+			// Whether the row's write is held for no twin, then the row.
+			ops.add(append([]col{{"no_twin", "boolean", p.noTwin}}, p.cols...))
 		} else {
 			// The guard's values (routeMulti: an update without a content
 			// snapshot, so the content version is always checked).
@@ -239,8 +240,9 @@ func multiStatement(plans []writePlan) *stmt {
 	}
 	w := &s.sql
 	if create {
-		w.WriteString("WITH o AS (INSERT INTO operations (" + ops.list("", 0) + ") SELECT " + ops.list("v", 0) +
-			" FROM " + ops.from(s, "v") + " ON CONFLICT DO NOTHING RETURNING id)")
+		w.WriteString("WITH o AS (INSERT INTO operations (" + ops.list("", 1) + ") SELECT " + ops.list("v", 1) +
+			" FROM " + ops.from(s, "v") + " WHERE NOT v.no_twin OR " + noTwinSQL("v.namespace", "v.fingerprint", "v.key") +
+			" ON CONFLICT DO NOTHING RETURNING id)")
 	} else {
 		set := make([]string, 0, len(ops.names)-4)
 		for _, n := range ops.names[4:] {

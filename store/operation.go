@@ -39,6 +39,10 @@ func (s *Store) create(ctx context.Context, ch domain.Change) (domain.Operation,
 		return ch.Op, true, nil
 	}
 	op, _, err := s.LoadByKey(ctx, ch.Op.Namespace, ch.Op.Key)
+	if p.noTwin && domain.ErrorCode(err) == domain.ENotFound {
+		// Not written, and the key is free: the write found a twin.
+		return domain.Operation{}, false, domain.Errorf(domain.EConflict, "an operation with the same type and content is open under another key")
+	}
 	return op, false, err
 }
 
@@ -75,6 +79,14 @@ func (s *Store) apply(ctx context.Context, ch domain.Change) error {
 func writeTx(tx *gorm.DB, p writePlan) (bool, error) {
 	row := p.op
 	if p.create {
+		if p.noTwin {
+			var twins []string
+			o := p.op
+			if err := tx.Raw("SELECT id FROM operations WHERE "+twinWhere("", "?", "?", "?")+" LIMIT 1",
+				o.Namespace, o.Fingerprint, o.Key).Scan(&twins).Error; err != nil || len(twins) > 0 {
+				return false, err
+			}
+		}
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
 		if res.Error != nil || res.RowsAffected == 0 {
 			return false, res.Error

@@ -47,6 +47,9 @@ type writePlan struct {
 	// the original's update, written in the same transaction.
 	superseded *writePlan
 	route      route
+	// noTwin is a new operation's condition: no open twin under another
+	// key (domain.Change.NoOpenTwin). A write it refuses writes nothing.
+	noTwin bool
 }
 
 // casGuard is the one compare-and-set guard: the row is updated only if
@@ -82,6 +85,7 @@ func planOf(ch domain.Change, create bool) writePlan {
 	p := writePlan{create: create, op: toOperationRow(ch.Op)}
 	if create {
 		p.cols = colsOf(opTable, &p.op, identity, content, state)
+		p.noTwin = ch.NoOpenTwin
 	} else {
 		p.cols = changedCols(ch, &p.op)
 		p.guard = casGuard{id: p.op.ID, version: ch.FromVersion, checkContent: ch.Content == nil,

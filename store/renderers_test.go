@@ -56,6 +56,9 @@ func (s teeStore) Create(ctx context.Context, ch domain.Change) (domain.Operatio
 		return ch.Op, true, nil
 	}
 	op, _, err := s.LoadByKey(ctx, ch.Op.Namespace, ch.Op.Key)
+	if ch.NoOpenTwin && domain.ErrorCode(err) == domain.ENotFound {
+		return domain.Operation{}, false, domain.Errorf(domain.EConflict, "a twin is open") // as the store answers
+	}
 	return op, false, err
 }
 
@@ -73,7 +76,8 @@ var equivalenceTables = []string{"operations", "operation_search", "attempts", "
 // TestRenderers_equivalent: the same plans — every transition kind, with
 // and without notifications, a begun claim, a revision and its approval, a
 // rejection and its supersede, a flush of several registrations and of
-// several begins with a stale one and one that needs a live lease, a note
+// several begins with a stale one and one that needs a live lease, of
+// several registrations of which some are held for an open twin, a note
 // on a purged operation flushed with settles that write result_data —
 // written through the GORM transaction, the single statement and the
 // multi-row statement into three fresh databases leave every row of every
@@ -173,6 +177,19 @@ func TestRenderers_equivalent(t *testing.T) {
 	}
 	if written := tee.write(begins, false); !slices.Equal(written, []bool{true, false, true, true, true}) {
 		t.Errorf("begins written %v, want all but the stale one", written)
+	}
+	// A flush of registrations held for no open twin (NoOpenTwin): the
+	// begun ones above are action_pending with the content {"a":1}, so the
+	// two of that content are refused, the one of other content and the
+	// two not held for it are written.
+	var twins []domain.Change
+	for i, c := range []string{`{"a":1}`, `{"a":1}`, `{"a":2}`, `{"a":1}`, `{"a":1}`} {
+		ch := newRegistrationOf(t, ids, fmt.Sprintf("evt_twin%d:task", i), c)
+		ch.NoOpenTwin = i < 3
+		twins = append(twins, ch)
+	}
+	if written := tee.write(twins, true); !slices.Equal(written, []bool{false, false, true, true, true}) {
+		t.Errorf("registrations held for no twin written %v, want the twins of open operations refused", written)
 	}
 
 	// A content purge (the same instant on every database), then a note

@@ -12,17 +12,30 @@ import (
 // (action_pending, unknown_outcome, failed_terminal): a registration of the
 // same content under another key waits for a person while one of its twins
 // is in them. The partial index operations_twins (migration 00014) holds
-// exactly these rows, and the query names them as literals, word for word
-// its predicate: with parameters instead, a generic plan cannot prove the
-// predicate and walks the namespace's rows on every registration.
-const twinWhere = "namespace = ? AND fingerprint = ? " +
-	"AND state IN ('action_pending', 'unknown_outcome', 'failed_terminal') AND key <> ? ORDER BY created_at, id LIMIT 1"
+// exactly these rows, and the condition names them as literals, word for
+// word its predicate: with parameters instead, a generic plan cannot prove
+// the predicate and walks the namespace's rows on every registration.
+// With the alias x ("x."), the twin of the row whose namespace,
+// fingerprint and key are ns, fp and key (SQL).
+func twinWhere(x, ns, fp, key string) string {
+	return x + "namespace = " + ns + " AND " + x + "fingerprint = " + fp + " AND " +
+		x + "state IN ('action_pending', 'unknown_outcome', 'failed_terminal') AND " + x + "key <> " + key
+}
 
-// twinQuery is the lookup as GORM sends it (SQLite), twinFastQuery as pgx
-// does (PostgreSQL's placeholders, the columns scanTargets reads).
-const twinQuery = "SELECT * FROM operations WHERE " + twinWhere
+// noTwinSQL is the condition of a registration's write that is held for
+// no twin (domain.Change.NoOpenTwin): the write itself looks, as a nested
+// loop over operations_twins, so a registration without a twin — nearly
+// every one — pays no statement of its own for the lookup.
+func noTwinSQL(ns, fp, key string) string {
+	return "NOT EXISTS (SELECT 1 FROM operations AS x WHERE " + twinWhere("x.", ns, fp, key) + ")"
+}
 
-var twinFastQuery = "SELECT " + opColumns + " FROM operations WHERE " + dollars(twinWhere)
+// twinQuery is the oldest twin, as the hold names it, as GORM sends it
+// (SQLite); twinFastQuery as pgx does (PostgreSQL's placeholders, the
+// columns scanTargets reads).
+var twinQuery = "SELECT * FROM operations WHERE " + twinWhere("", "?", "?", "?") + " ORDER BY created_at, id LIMIT 1"
+
+var twinFastQuery = "SELECT " + opColumns + " FROM operations WHERE " + twinWhere("", "$1", "$2", "$3") + " ORDER BY created_at, id LIMIT 1"
 
 // Twin implements domain.Store: the oldest operation in the namespace with
 // the fingerprint under another key whose outcome is open.

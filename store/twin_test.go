@@ -1,0 +1,51 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/store/storetest"
+)
+
+// TestRegister_twinFoundByTheWrite: the write of a registration looks for
+// its open twin itself (domain.Change.NoOpenTwin). A second key with the
+// content of one that is action_pending is written awaiting approval and
+// names its twin, without a claim; once the first is settled, a third key
+// with that content registers and is claimed as usual; other content is
+// never held.
+func TestRegister_twinFoundByTheWrite(t *testing.T) {
+	ctx := context.Background()
+	l := domain.NewLedger(storetest.New(t), testCards())
+	content := json.RawMessage(`{"title":"twin","owner":"u_1"}`)
+	register := func(key string, c json.RawMessage) domain.RegisterResult {
+		t.Helper()
+		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create", Content: c,
+			Claim: &domain.Claim{Worker: "w1", Begin: true}})
+		if err != nil || !res.Created {
+			t.Fatalf("register %s: %+v %v", key, res, err)
+		}
+		return res
+	}
+	first := register("evt_twin:a", content)
+	if first.Claim == nil || first.Operation.State != domain.ActionPending {
+		t.Fatalf("first: %s, claim %v", first.Operation.State, first.Claim)
+	}
+	held := register("evt_twin:b", content)
+	if op := held.Operation; op.State != domain.AwaitingApproval || held.Claim != nil || op.LastError == nil ||
+		op.LastError.Code != domain.CodeTwinUnresolved || !strings.Contains(op.LastError.Message, first.Operation.ID) {
+		t.Fatalf("the twin of an action_pending operation: %s %+v, claim %v", op.State, op.LastError, held.Claim)
+	}
+	if other := register("evt_twin:c", json.RawMessage(`{"title":"other","owner":"u_1"}`)); other.Claim == nil {
+		t.Fatalf("other content held: %s %+v", other.Operation.State, other.Operation.LastError)
+	}
+	if _, err := l.Settle(ctx, wf, first.Operation.ID, domain.Settle{LeaseToken: first.Claim.Lease.Token,
+		Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "crm_1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if after := register("evt_twin:d", content); after.Claim == nil || after.Operation.State != domain.ActionPending {
+		t.Fatalf("after the twin completed: %s %+v", after.Operation.State, after.Operation.LastError)
+	}
+}
