@@ -123,6 +123,15 @@ func (l *Ledger) TriageIncident(ctx context.Context, actor Actor, id string, t T
 	if err := requirePerson(actor, RoleOperator); err != nil {
 		return Incident{}, err
 	}
+	if t.Kind == TriageOwner {
+		// Someone Handoff knows who decides desk items, as the people
+		// table names them now.
+		p, err := l.assignee(ctx, actor, t.Owner)
+		if err != nil {
+			return Incident{}, err
+		}
+		t.Owner = Person{Issuer: p.Issuer, Subject: p.Subject, Email: p.Email, Name: p.Name}
+	}
 	in, err := l.Store.TriageIncident(ctx, id, func(in Incident, now time.Time) (Incident, IncidentEvent, AuditEvent, error) {
 		out, ev, err := DecideTriage(in, t, actor, now)
 		if err != nil {

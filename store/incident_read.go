@@ -17,13 +17,13 @@ const twinOf = "EXISTS (SELECT 1 FROM operations t WHERE t.namespace = o.namespa
 const maxIncidents = 500
 
 // Incidents implements domain.IncidentStore: the active incidents first,
-// then the others, each most recently seen first, with their open items'
+// then the others, each the most open items first, then the latest seen, with their open items'
 // states and twins counted in one grouped query.
 func (s *Store) Incidents(ctx context.Context) ([]domain.Incident, error) {
 	var rows []incidentRow
 	db := s.db.WithContext(ctx)
 	err := db.Where("version > 0").
-		Order("CASE WHEN status IN ('open', 'acknowledged') THEN 0 ELSE 1 END, last_seen DESC, id").
+		Order("CASE WHEN status IN ('open', 'acknowledged') THEN 0 ELSE 1 END, open_items DESC, last_seen DESC, id").
 		Limit(maxIncidents).Find(&rows).Error
 	if err != nil {
 		return nil, translate(err, "incidents")

@@ -54,7 +54,7 @@ func TestIncidents_KeptAndAnnounced(t *testing.T) {
 	}
 	timeouts := got[0]
 	if timeouts.Error.Class == "validation" {
-		timeouts = got[1] // the latest seen first: the validation errors
+		timeouts = got[1] // the largest first
 	}
 	if timeouts.Error.Class != "timeout" || timeouts.OpenItems != 3 || timeouts.TotalItems != 3 || timeouts.Provider != "acme-crm" ||
 		timeouts.Status != domain.IncidentOpen || len(timeouts.Namespaces) != 1 || timeouts.FirstSeen.IsZero() ||
