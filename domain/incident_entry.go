@@ -186,7 +186,7 @@ func GrowthWords(n NotifiedIncident) string {
 	}
 	switch {
 	case n.Reopened:
-		return "reopened: " + items(n.NewItems) + " more, " + items(n.OpenItems) + " open"
+		return fmt.Sprintf("reopened by %d new %s; %d open", n.NewItems, map[bool]string{true: "item", false: "items"}[n.NewItems == 1], n.OpenItems)
 	case n.NewItems == n.TotalItems:
 		return "opened: " + items(n.TotalItems)
 	}
