@@ -118,14 +118,14 @@ func TestDesk_IncidentTriageWithoutJavaScript(t *testing.T) {
 	b.run("acknowledging", chromedp.Click(sel("submit-acknowledge")), chromedp.WaitVisible(sel("incident-ack")))
 	me := eval[string](b, `document.querySelector('[data-testid="owner-select"] option:nth-child(2)').value`)
 	b.run("owning it", chromedp.Click(chromedp.CSS(`[data-testid="triage-owner"] summary`)),
-		chromedp.SetValue(sel("owner-select"), me), chromedp.Click(sel("submit-owner")),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="incident-done"]`)))
+		chromedp.SetValue(sel("owner-select"), me), chromedp.Click(sel("submit-owner")))
+	b.waitFor("the owner set", `document.querySelector('[data-testid="incident-done"]')?.textContent === "Owner set."`)
 	if got := b.text(sel("incident-owner")); got != "ben@example.com" {
 		t.Fatalf("owner: %q", got)
 	}
 	b.run("a note", chromedp.Click(chromedp.CSS(`[data-testid="triage-notes"] summary`)),
-		chromedp.SendKeys(sel("text-notes"), "CRM status page says degraded"), chromedp.Click(sel("submit-notes")),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="incident-done"]`)))
+		chromedp.SendKeys(sel("text-notes"), "CRM status page says degraded"), chromedp.Click(sel("submit-notes")))
+	b.waitFor("the note added", `document.querySelector('[data-testid="incident-done"]')?.textContent === "Note added."`)
 	b.run("resolving", chromedp.Click(chromedp.CSS(`[data-testid="triage-resolve"] summary`)),
 		chromedp.SendKeys(sel("text-resolve"), "owner recreated"), chromedp.Click(sel("submit-resolve")),
 		chromedp.WaitVisible(sel("form-reopen")))
