@@ -141,3 +141,10 @@ func TestDesk_IncidentTriageWithoutJavaScript(t *testing.T) {
 	}
 	b.clean()
 }
+
+// firstIncident is the path of the first incident on the list.
+func (b *browser) firstIncident() string {
+	b.t.Helper()
+	b.run("the incidents", chromedp.Navigate(b.server+"/desk/incidents"), chromedp.WaitVisible(sel("incident-link")))
+	return eval[string](b, `new URL(document.querySelector('[data-testid="incident-link"]').href).pathname`)
+}
