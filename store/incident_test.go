@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -186,5 +187,28 @@ func TestIncidents_TriageAudited(t *testing.T) {
 	}
 	if fmt.Sprint(actions) != "[incident_opened incident_acknowledged incident_owner_set incident_noted incident_resolved]" {
 		t.Fatalf("timeline: %v", actions)
+	}
+}
+
+// TestIncidents_MarkTwins: an item that a registration of the same content
+// under another key waits on is marked, on the list and on its page.
+func TestIncidents_MarkTwins(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	l := domain.NewLedger(st, testCards())
+	intoDesk(t, l, "evt_twin:a", true)
+	intoDesk(t, l, "evt_twin:c", true)
+	res, err := l.Register(ctx, wf, domain.Registration{Key: "evt_twin:b", Type: "crm.task.create",
+		Content: json.RawMessage(`{"a":"evt_twin:a"}`)})
+	if err != nil || res.Operation.State != domain.AwaitingApproval {
+		t.Fatalf("the twin: %+v %v", res.Operation.State, err)
+	}
+	list, _ := l.DeskIncidents(ctx, person)
+	if len(list) != 1 || list[0].Twins != 1 {
+		t.Fatalf("incidents: %+v", list)
+	}
+	_, items, _, _ := l.DeskIncident(ctx, person, list[0].ID)
+	if len(items) != 2 || !items[0].Twin || items[1].Twin {
+		t.Fatalf("items: %+v", items)
 	}
 }
