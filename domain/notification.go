@@ -191,8 +191,11 @@ func followUp(before Operation, ch *Change, env Env) {
 		ch.Notifications = append(ch.Notifications, notificationsFor(*n, typ, action, "", env.Card.Destinations(), env)...)
 	}
 	// Incidents (incident_entry.go): only unknown_outcome and
-	// failed_terminal items, and never a drill's.
-	if wasIn && moved && before.State.InDesk() {
+	// failed_terminal items, and never a drill's. Any move out of those
+	// states closes the item's membership, if it has one — also that of an
+	// item awaiting Handoff's own lookup, which migration 00019 may have
+	// put in an incident.
+	if moved && before.State.InDesk() {
 		ch.IncidentExit = &IncidentExit{OperationID: n.ID, EventID: env.NewID("iev"), At: env.Now}
 	}
 	if isIn && moved && n.State.InDesk() && n.Namespace != DrillNamespace {

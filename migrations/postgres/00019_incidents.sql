@@ -57,6 +57,24 @@ CREATE TABLE incident_events (
 );
 CREATE INDEX incident_events_incident ON incident_events (incident_id, at);
 
+-- The items on the desk when incidents began to be kept join theirs now,
+-- announced to nobody (their own notices went out when they entered).
+INSERT INTO incidents (id, type, error_class, error_code, namespaces, message, first_seen, last_seen,
+                       open_items, total_items, status, notified_at, notified_total, version)
+SELECT 'inc_' || substr(md5(type || chr(31) || COALESCE(last_error_class, '') || chr(31) || COALESCE(last_error_code, '')), 1, 26),
+       type, COALESCE(last_error_class, ''), COALESCE(last_error_code, ''),
+       json_agg(DISTINCT namespace ORDER BY namespace)::text,
+       COALESCE((array_agg(last_error_message ORDER BY updated_at DESC))[1], ''),
+       MIN(COALESCE(desk_entered_at, updated_at)), MAX(COALESCE(desk_entered_at, updated_at)),
+       COUNT(*), COUNT(*), 'open', MAX(COALESCE(desk_entered_at, updated_at)), COUNT(*), 1
+FROM operations WHERE state IN ('unknown_outcome', 'failed_terminal') AND namespace <> 'drill'
+GROUP BY type, COALESCE(last_error_class, ''), COALESCE(last_error_code, '');
+INSERT INTO incident_items (incident_id, operation_id, entered_at)
+SELECT i.id, o.id, COALESCE(o.desk_entered_at, o.updated_at)
+FROM operations o JOIN incidents i ON i.type = o.type AND i.error_class = COALESCE(o.last_error_class, '')
+    AND i.error_code = COALESCE(o.last_error_code, '')
+WHERE o.state IN ('unknown_outcome', 'failed_terminal') AND o.namespace <> 'drill';
+
 -- +goose Down
 DROP TABLE incident_events;
 DROP TABLE incident_items;

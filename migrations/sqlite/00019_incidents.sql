@@ -57,6 +57,23 @@ CREATE TABLE incident_events (
 );
 CREATE INDEX incident_events_incident ON incident_events (incident_id, at);
 
+-- The items on the desk when incidents began to be kept join theirs now,
+-- announced to nobody (their own notices went out when they entered). The
+-- message is the latest item's: SQLite takes a bare column from the row
+-- that MAX chose.
+INSERT INTO incidents (id, type, error_class, error_code, namespaces, message, first_seen, last_seen,
+                       open_items, total_items, status, notified_at, notified_total, version)
+SELECT 'inc_' || lower(hex(randomblob(13))), type, COALESCE(last_error_class, ''), COALESCE(last_error_code, ''),
+       json_group_array(DISTINCT namespace), COALESCE(last_error_message, ''), MIN(COALESCE(desk_entered_at, updated_at)),
+       MAX(COALESCE(desk_entered_at, updated_at)), COUNT(*), COUNT(*), 'open', MAX(COALESCE(desk_entered_at, updated_at)), COUNT(*), 1
+FROM operations WHERE state IN ('unknown_outcome', 'failed_terminal') AND namespace <> 'drill'
+GROUP BY type, COALESCE(last_error_class, ''), COALESCE(last_error_code, '');
+INSERT INTO incident_items (incident_id, operation_id, entered_at)
+SELECT i.id, o.id, COALESCE(o.desk_entered_at, o.updated_at)
+FROM operations o JOIN incidents i ON i.type = o.type AND i.error_class = COALESCE(o.last_error_class, '')
+    AND i.error_code = COALESCE(o.last_error_code, '')
+WHERE o.state IN ('unknown_outcome', 'failed_terminal') AND o.namespace <> 'drill';
+
 -- +goose Down
 DROP TABLE incident_events;
 DROP TABLE incident_items;
