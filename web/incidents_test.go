@@ -95,6 +95,9 @@ func TestDesk_IncidentTriage(t *testing.T) {
 	if got := pre.text("batch-summary"); !strings.HasPrefix(got, "2 items will be decided, 0 skipped") {
 		t.Fatalf("preview: %q", got)
 	}
+	if back := inputs(pre.one("batch-apply-form")).Get("return"); back != path {
+		t.Fatalf("the preview goes back to %q, want the incident", back)
+	}
 	if got := d.applyBatch("ada", inputs(pre.one("batch-apply-form"))).text("batch-counts"); got != "2 applied, 0 skipped, 0 failed." {
 		t.Fatalf("apply: %q", got)
 	}

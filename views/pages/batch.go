@@ -76,3 +76,11 @@ func BulkDecisions(states string) []Option {
 	}
 	return out
 }
+
+// backWords names the page a bulk preview goes back to.
+func backWords(back string) string {
+	if strings.HasPrefix(back, "/desk/incidents/") {
+		return "Back to the incident"
+	}
+	return "Back to the queue"
+}
