@@ -21,7 +21,7 @@ type planCase struct {
 	// incident: the change puts its item on the desk, and its incident
 	// follows in the transaction; nothing else carries an incident part.
 	incident bool
-	outbox  int
+	outbox   int
 }
 
 // TestPlan_everyTransition: the plan of every kind of change — its route,
