@@ -57,6 +57,11 @@ CREATE TABLE incident_events (
 );
 CREATE INDEX incident_events_incident ON incident_events (incident_id, at);
 
+-- The registrations held because an open item has the same content
+-- (twin_unresolved): the incident pages mark those items. Few rows.
+CREATE INDEX operations_twin_holds ON operations (namespace, fingerprint)
+    WHERE state = 'awaiting_approval' AND last_error_code = 'twin_unresolved';
+
 -- The items on the desk when incidents began to be kept join theirs now,
 -- announced to nobody (their own notices went out when they entered).
 INSERT INTO incidents (id, type, error_class, error_code, namespaces, message, first_seen, last_seen,
@@ -76,6 +81,7 @@ FROM operations o JOIN incidents i ON i.type = o.type AND i.error_class = COALES
 WHERE o.state IN ('unknown_outcome', 'failed_terminal') AND o.namespace <> 'drill';
 
 -- +goose Down
+DROP INDEX operations_twin_holds;
 DROP TABLE incident_events;
 DROP TABLE incident_items;
 DROP TABLE incidents;
