@@ -321,6 +321,11 @@ func TestContract_ProviderKeyPerContentVersion(t *testing.T) {
 		t.Fatalf("the revision does not wait for the earlier send's outcome: %v", waiting)
 	}
 	x.do("POST", opPath(op, "claim"), x.tok, map[string]any{"worker": "w-2"}).problem(409, "not_claimable")
+	// Nor may a person re-send it under the old key: the provider
+	// deduplicates and still remembers it, but for v1, so v2 would get v1's
+	// stored result (found by store/TestLedgerMachine).
+	x.do("POST", opPath(op, "resolve"), "alice", map[string]any{"action": "resend_same_key", "reason": "the mailer deduplicates",
+		"expected_version": waiting["version"]}).problem(409, "invalid_transition")
 	retried := x.do("POST", opPath(op, "resolve"), "alice", map[string]any{"action": "confirm_not_executed", "then": "retry",
 		"reason": "v1 is not in the mailer's log", "expected_version": waiting["version"]}).ok(200)
 	if retried["state"] != "received" || retried["provider_key"] == oldKey {

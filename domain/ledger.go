@@ -47,14 +47,14 @@ type ChangeObserver interface{ Observe(Change) }
 // EventObserver is told of each incoming event recorded for the first time.
 type EventObserver interface{ ObserveEvent(Event) }
 
-func (l *Ledger) observe(ch Change) {
+func (l *Ledger) observe(ctx context.Context, ch Change) {
 	if ch.Unchanged {
 		return
 	}
 	if l.Observer != nil {
 		l.Observer.Observe(ch)
 	}
-	l.logChange(ch)
+	l.logChange(ctx, ch)
 }
 
 // NewLedger wires a ledger with the real clock and randomness.
@@ -69,12 +69,23 @@ const maxConflictRetries = 8
 
 type requestInfoKey struct{}
 
-type requestInfo struct{ id, addr string }
+type requestInfo struct {
+	id, addr string
+	log      *RequestLog // nil: each change is a log line of its own
+}
 
 // WithRequestInfo records the request ID and client address that audit
 // events written for ctx will carry.
 func WithRequestInfo(ctx context.Context, requestID, clientAddr string) context.Context {
-	return context.WithValue(ctx, requestInfoKey{}, requestInfo{requestID, clientAddr})
+	return context.WithValue(ctx, requestInfoKey{}, requestInfo{id: requestID, addr: clientAddr})
+}
+
+// WithRequestLog is WithRequestInfo for a caller that writes one log line
+// per request: the first change written for ctx is kept in the RequestLog
+// for that line instead of being logged on its own (ledger_log.go).
+func WithRequestLog(ctx context.Context, requestID, clientAddr string) (context.Context, *RequestLog) {
+	rl := &RequestLog{}
+	return context.WithValue(ctx, requestInfoKey{}, requestInfo{id: requestID, addr: clientAddr, log: rl}), rl
 }
 
 func (l *Ledger) env(ctx context.Context, card Card, actor Actor, now time.Time) Env {
@@ -146,7 +157,7 @@ func (l *Ledger) mutate(ctx context.Context, actor Actor, id string, cmd Command
 		} else if err != nil {
 			return Change{}, err
 		}
-		l.observe(ch)
+		l.observe(ctx, ch)
 		return ch, nil
 	}
 	return Change{}, Errorf(EUnavailable, "the operation is changing too fast; try again")
@@ -192,7 +203,7 @@ func (l *Ledger) mutateLeased(ctx context.Context, actor Actor, id string, cmd C
 	} else if err != nil {
 		return Change{}, false, err
 	}
-	l.observe(ch)
+	l.observe(ctx, ch)
 	return ch, true, nil
 }
 
@@ -211,7 +222,7 @@ func (l *Ledger) catchUp(ctx context.Context, op Operation, card Card, now time.
 	} else if err != nil {
 		return op, err
 	}
-	l.observe(ch)
+	l.observe(ctx, ch)
 	return ch.Op, nil
 }
 

@@ -21,6 +21,9 @@ type DeskStore interface {
 	// desk searches as a person types, and a plan made once for every text
 	// may read every operation.
 	DeskList(ctx context.Context, q ListQuery) ([]Operation, string, error)
+	// DeskCount counts every operation DeskList's pages would list for q,
+	// its cursor and limit aside: one count query.
+	DeskCount(ctx context.Context, q ListQuery) (int, error)
 	// DeskCounts counts the desk's items by state, for the navigation of
 	// every page: one indexed count.
 	DeskCounts(ctx context.Context) (map[State]int, error)
@@ -122,19 +125,42 @@ func (l *Ledger) DeskCounts(ctx context.Context, actor Actor) (map[State]int, er
 // DeskQueue pages through the desk's queue: List for people, with the
 // provider filter turned into the provider's types.
 func (l *Ledger) DeskQueue(ctx context.Context, actor Actor, q ListQuery, provider string) ([]Operation, string, error) {
+	ds, q, ok, err := l.deskQuery(actor, q, provider)
+	if err != nil || !ok {
+		return nil, "", err
+	}
+	return ds.DeskList(ctx, q)
+}
+
+// DeskQueueCount counts every item DeskQueue's pages list for q and
+// provider: the N of "select all N matching".
+func (l *Ledger) DeskQueueCount(ctx context.Context, actor Actor, q ListQuery, provider string) (int, error) {
+	ds, q, ok, err := l.deskQuery(actor, q, provider)
+	if err != nil || !ok {
+		return 0, err
+	}
+	q.Cursor = ""
+	return ds.DeskCount(ctx, q)
+}
+
+// deskQuery is the queue's query as the store runs it for actor: checked,
+// the provider turned into its types, what is not on the desk yet left
+// out, and content the actor may not read kept from the search. ok is
+// false when nothing can match.
+func (l *Ledger) deskQuery(actor Actor, q ListQuery, provider string) (DeskStore, ListQuery, bool, error) {
 	ds, err := l.deskStore(actor)
 	if err != nil {
-		return nil, "", err
+		return nil, q, false, err
 	}
 	if err := q.check(provider); err != nil {
-		return nil, "", err
+		return nil, q, false, err
 	}
 	if !l.Cards.narrowToProvider(&q, provider) {
-		return nil, "", nil
+		return nil, q, false, nil
 	}
 	q.AwaitingLookupOf = l.Cards.LookupTypes()
 	l.Cards.hideContentFromSearch(actor, &q)
-	return ds.DeskList(ctx, q)
+	return ds, q, true, nil
 }
 
 // DeskItem is everything the desk shows about one operation.

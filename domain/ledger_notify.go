@@ -37,7 +37,7 @@ func (l *Ledger) Escalate(ctx context.Context, limit int) (int, error) {
 		} else if err != nil {
 			return n, err
 		}
-		l.observe(ch)
+		l.observe(ctx, ch)
 		n++
 	}
 	return n, nil

@@ -76,7 +76,7 @@ func (l *Ledger) Register(ctx context.Context, actor Actor, r Registration) (Reg
 	if !created { // the key is known: a retry, a redelivery or a concurrent twin
 		return l.replay(ctx, actor, op, r, content)
 	}
-	l.observe(ch)
+	l.observe(ctx, ch)
 	res := RegisterResult{Operation: op, Created: true}
 	if r.Claim != nil {
 		if ch.Attempt != nil {
@@ -247,7 +247,7 @@ func (l *Ledger) ClaimNext(ctx context.Context, actor Actor, p PullClaim) ([]Cla
 	}
 	out := []ClaimResult{}
 	for _, ch := range changes {
-		l.observe(ch)
+		l.observe(ctx, ch)
 		if a := ch.Attempt; a != nil && a.New { // a claim, not what time made due
 			out = append(out, claimResult(ch))
 		}

@@ -252,8 +252,11 @@ func (m *machine) resolve(t *rapid.T) {
 	case st == domain.UnknownOutcome && a == domain.ResolveConfirmNotExecuted,
 		st == domain.FailedTerminal && a == domain.ResolveCancel:
 		want = domain.Cancelled
-	case st == domain.UnknownOutcome && a == domain.ResolveResendSameKey && m.resendSafe():
-		want = domain.FailedRetryable // due now, guarded by the key's retention
+	case st == domain.UnknownOutcome && a == domain.ResolveResendSameKey && m.resendSafe() && m.keyContent[before.ProviderKey] == before.ContentSHA256:
+		// Due now, guarded by the key's retention — only for the content the
+		// key was sent with: a revision held since goes out under a new key
+		// (invariant 9).
+		want = domain.FailedRetryable
 	default:
 		refusedWith(t, err, domain.EInvalidTransition, fmt.Sprintf("resolve %s in %s", a, st))
 		return

@@ -1,6 +1,9 @@
 package domain
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
 // TestPersonalData: the forms of email addresses and phone numbers keys
 // are refused for, and the identifiers that only look numeric.
@@ -27,5 +30,48 @@ func TestPersonalData(t *testing.T) {
 		if got := PersonalData(s); got != want {
 			t.Errorf("PersonalData(%q) = %q, want %q", s, got, want)
 		}
+	}
+}
+
+// TestPersonalData_patterns: the hand-written phone matcher and the @
+// check before the email pattern say what the three patterns say, on
+// random identifiers over the characters the patterns care about.
+func TestPersonalData_patterns(t *testing.T) {
+	const alphabet = "0123456789012345678901234567890123456789abcz_:.-+@() "
+	rng := rand.New(rand.NewPCG(1, 2))
+	found := 0
+	for range 200000 {
+		b := make([]byte, 1+rng.IntN(30))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		s := string(b)
+		want := ""
+		if emailRE.MatchString(s) {
+			want = "an email address"
+		} else if e164RE.MatchString(s) || nationalRE.MatchString(s) {
+			want = "a phone number"
+		}
+		if got := PersonalData(s); got != want {
+			t.Fatalf("PersonalData(%q) = %q, the patterns say %q", s, got, want)
+		}
+		if want != "" {
+			found++
+		}
+	}
+	if found < 1000 {
+		t.Fatalf("only %d random identifiers held personal data: the test proves little", found)
+	}
+}
+
+// BenchmarkPersonalData: the guard on a key as handoff-load sends them and
+// on a short one.
+func BenchmarkPersonalData(b *testing.B) {
+	for _, k := range []string{"load_1796149760019591757_7843:task", "evt_42:crm_task"} {
+		b.Run(k, func(b *testing.B) {
+			for b.Loop() {
+				PersonalData(k)
+			}
+		})
 	}
 }

@@ -20,6 +20,7 @@ type LedgerStore interface {
 	OutboxStore
 	RecoveryStore
 	PeopleStore
+	SavedViewStore
 }
 
 // LeaseCache is a Store capability: the operation as this

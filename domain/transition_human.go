@@ -283,6 +283,13 @@ func checkResendSafe(op Operation, env Env) error {
 		return Errorf(EInvalidTransition, "resend_same_key is not allowed: %s does not deduplicate by key, so a re-send may act twice", env.Card.Provider)
 	case !env.Now.Before(until):
 		return Errorf(EInvalidTransition, "resend_same_key is not allowed: the provider key left its retention window at %s", until.UTC().Format(time.RFC3339))
+	case keySpent(op, env.Card):
+		// The provider remembers the key for the content it was sent with:
+		// it would answer the revision with that one's stored result, or
+		// refuse it (invariant 9).
+		return Errorf(EInvalidTransition, "resend_same_key is not allowed: the provider key was sent with content version %d and the content is now version %d; "+
+			"confirm whether version %d executed, and version %d goes out under a new provider key", op.ProviderKeySentVersion, op.ContentVersion,
+			op.ProviderKeySentVersion, op.ContentVersion)
 	}
 	return nil
 }

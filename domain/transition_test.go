@@ -49,10 +49,10 @@ func fixture(s domain.State) domain.Operation {
 		op.Attempts, op.LeaseToken = 3, 3
 		op.Lease = &domain.Lease{Token: 3, Worker: "w-1", ExpiresAt: t0.Add(20 * time.Second)}
 		if s == domain.ActionPending {
-			op.ProviderKeyFirstSentAt = ptr(t0.Add(-5 * time.Second))
+			op.ProviderKeyFirstSentAt, op.ProviderKeySentVersion = ptr(t0.Add(-5*time.Second)), 1
 		}
 	case domain.Completed:
-		op.ProviderKeyFirstSentAt = ptr(t0.Add(-5 * time.Minute))
+		op.ProviderKeyFirstSentAt, op.ProviderKeySentVersion = ptr(t0.Add(-5*time.Minute)), 1
 		op.Result = &domain.Result{Ref: "crm_1", Data: json.RawMessage(`{"id":1}`)}
 	case domain.FailedRetryable:
 		op.NextRetryAt = ptr(t0.Add(-time.Second))
@@ -60,7 +60,7 @@ func fixture(s domain.State) domain.Operation {
 	case domain.FailedTerminal:
 		op.LastError = &domain.ErrorInfo{Class: domain.ClassValidation, Code: "400"}
 	case domain.UnknownOutcome:
-		op.ProviderKeyFirstSentAt = ptr(t0.Add(-5 * time.Minute))
+		op.ProviderKeyFirstSentAt, op.ProviderKeySentVersion = ptr(t0.Add(-5*time.Minute)), 1
 		op.LastError = &domain.ErrorInfo{Class: domain.ClassTimeout, Message: "read timeout"}
 	case domain.Cancelled:
 		op.Resolution = &domain.Resolution{Action: "cancel", By: bob.Identity(), Reason: "duplicate", At: t0}

@@ -72,6 +72,8 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 				NewItems int    `json:"new_items"`
 				Reopened bool   `json:"reopened"`
 			} `json:"incident"`
+			// EnteredDeskAt is when it came to wait on a person (API.md).
+			EnteredDeskAt *time.Time `json:"entered_desk_at"`
 		} `json:"data"`
 	}
 	err := json.Unmarshal(body, &msg)
@@ -81,6 +83,9 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	if err != nil || msg.Data.ID == "" || !strings.HasSuffix(msg.Data.DeskURL, page) {
 		r.t.Errorf("delivery %s: body %s", id, body)
+	}
+	if msg.Type != "operation.resolved" && (msg.Data.EnteredDeskAt == nil || msg.Data.EnteredDeskAt.IsZero()) {
+		r.t.Errorf("delivery %s (%s) has no entered_desk_at: %s", id, msg.Type, body)
 	}
 	r.mu.Lock()
 	hold := r.hold

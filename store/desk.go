@@ -202,6 +202,33 @@ func (s *Store) DeskList(ctx context.Context, q domain.ListQuery) ([]domain.Oper
 	return ops, next, nil
 }
 
+// DeskCount implements domain.DeskStore: List's condition counted, with a
+// plan made for the search's own values as in DeskList.
+func (s *Store) DeskCount(ctx context.Context, q domain.ListQuery) (int, error) {
+	where, args, err := s.listWhere(q)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	count := func(db *gorm.DB) error {
+		return db.Raw("SELECT COUNT(*) FROM operations WHERE "+where, args...).Row().Scan(&n)
+	}
+	if s.dialect != "postgres" || q.Text == "" {
+		err = count(s.db.WithContext(ctx))
+	} else {
+		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			if err := tx.Exec("SET LOCAL plan_cache_mode = force_custom_plan").Error; err != nil {
+				return err
+			}
+			return count(tx)
+		})
+	}
+	if err != nil {
+		return 0, translate(err, "operation")
+	}
+	return int(n), nil
+}
+
 // loadBatch is how many rows one INSERT carries when bulk loading.
 const loadBatch = 500
 

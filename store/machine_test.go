@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,30 +26,106 @@ import (
 // than it was first sent with (9), and twins held for a person (10). The
 // pure transition function has its own, finer machine test in domain; this
 // one proves the store keeps what the domain decided.
+//
+// The actions pick the operations they can act on (a settle one with a
+// lease, an approval one awaiting it), so the paths that take several steps
+// on one key are reached: a send, a refusal that proves nothing happened, a
+// revision, its approval and its send under a new provider key. The test
+// counts how often each path was taken and fails when one never was.
 func TestLedgerMachine(t *testing.T) {
 	db := storetest.New(t) // one database; every check is scoped to the run's namespace
 	run := 0
+	var seen machineCoverage
 	rapid.Check(t, func(rt *rapid.T) {
 		run++
-		m := &ledgerModel{t: rt, db: db, ns: fmt.Sprintf("ns%d", run), clock: time.Now().UTC()}
+		m := &ledgerModel{t: rt, db: db, ns: fmt.Sprintf("ns%d", run), clock: time.Now().UTC(), cover: &machineCoverage{}}
+		defer seen.add(m.cover)
 		if !storetest.Postgres() {
 			db.SetClock(func() time.Time { return m.clock })
 		}
-		m.ledger = domain.NewLedger(db, machineCards())
+		m.cards = machineCards(rt)
+		m.ledger = domain.NewLedger(db, m.cards)
 		m.ledger.Now = func() time.Time { return m.clock }
 		m.wf = domain.Actor{Kind: domain.ActorWorkflow, Name: "w", Namespace: m.ns}
 		m.ops = map[string]*opModel{}
-		m.keyContent = map[string]string{}
-		rt.Repeat(map[string]func(*rapid.T){
+		m.keyContent, m.keyBy = map[string]string{}, map[string]string{}
+		m.cover.retryLayerSeen = map[string]int{}
+		// A run's operations share the mailer's type and maybe one other,
+		// so that same-type twins and one card's multi-step paths come up.
+		m.types = append([]string{"mail.send"}, rapid.SliceOfNDistinct(rapid.SampledFrom([]string{"crm.task.create", "coupon.issue"}), 0, 1, rapid.ID[string]).Draw(rt, "types")...)
+		// A run starts with operations to act on: an action with none is
+		// skipped, and rapid ends a run that skips too often.
+		for range rapid.IntRange(1, len(keys)).Draw(rt, "registered") {
+			m.register(rt)
+		}
+		actions := map[string]func(*rapid.T){
 			"register": m.register, "claim": m.claim, "begin": m.begin, "settle": m.settle,
 			"staleToken": m.staleToken, "expire": m.expire, "resolve": m.resolve, "approve": m.approve,
 			"revise": m.revise, "": m.check,
-		})
+		}
+		if storetest.Postgres() {
+			delete(actions, "expire") // PostgreSQL's clock cannot be moved
+		}
+		// Three rounds of rapid's average 30 steps: the paths that matter
+		// here take five or six steps on one key, and an action drawn for
+		// another key or refused counts as a step too.
+		for range 3 {
+			rt.Repeat(actions)
+		}
 	})
+	t.Logf("%d runs; runs that reached each path: %s", run, seen.String())
+	seen.require(t)
+}
+
+// machineCoverage counts the paths a run took; added up over the runs, the
+// share of runs that took each one.
+type machineCoverage struct {
+	keyChanged    int // a revision sent under a new provider key after the old one was sent
+	keyChangeHeld int // an approved revision held while the earlier send may have executed
+	// heldResendRefused: a person's resend_same_key of a held revision,
+	// refused. Counted, not required: it takes a held revision first.
+	heldResendRefused int
+	twinHeld          int            // a registration held as a twin of an open operation
+	twinApproved      int            // a held twin approved as a deliberate second execution
+	retryLayerSeen    map[string]int // settled failures someone might retry, by the card's retry layer
+}
+
+func (c *machineCoverage) add(r *machineCoverage) {
+	if c.retryLayerSeen == nil {
+		c.retryLayerSeen = map[string]int{}
+	}
+	c.keyChanged += min(r.keyChanged, 1)
+	c.keyChangeHeld += min(r.keyChangeHeld, 1)
+	c.heldResendRefused += min(r.heldResendRefused, 1)
+	c.twinHeld += min(r.twinHeld, 1)
+	c.twinApproved += min(r.twinApproved, 1)
+	for l, n := range r.retryLayerSeen {
+		c.retryLayerSeen[l] += min(n, 1)
+	}
+}
+
+func (c *machineCoverage) String() string {
+	return fmt.Sprintf("key changed and sent %d, revision held %d, its re-send under the old key refused %d, twin held %d, twin approved %d, "+
+		"retryable settle by layer %v", c.keyChanged, c.keyChangeHeld, c.heldResendRefused, c.twinHeld, c.twinApproved, c.retryLayerSeen)
+}
+
+// require fails the test when a path was never taken: its invariants
+// would then hold for want of a case.
+func (c *machineCoverage) require(t *testing.T) {
+	t.Helper()
+	for name, n := range map[string]int{"a revision sent under a new provider key": c.keyChanged, "a held revision": c.keyChangeHeld,
+		"a held twin": c.twinHeld, "an approved twin": c.twinApproved, "retry_layer handoff": c.retryLayerSeen["handoff"],
+		"retry_layer worker": c.retryLayerSeen["worker"], "retry_layer none": c.retryLayerSeen["none"]} {
+		if n == 0 {
+			t.Errorf("no run reached %s", name)
+		}
+	}
 }
 
 type opModel struct {
 	id          string
+	sentKey     string // the provider key of the last begin
+	sentVersion int    // and the content version it sent
 	lastToken   int64
 	everPending bool // reached action_pending since the last proof that resending is safe
 	final       domain.State
@@ -65,15 +142,22 @@ type ledgerModel struct {
 	// keyContent is the content hash each provider key was first sent
 	// with, across the namespace's operations (invariant 9).
 	keyContent map[string]string
+	keyBy      map[string]string // and which operation sent it
+	types      []string          // the types this run registers
+	cards      domain.Cards
+	cover      *machineCoverage
 }
 
-// machineCards are the store tests' cards and a mailer whose worker owns
-// the retries (retry_layer worker).
-func machineCards() domain.Cards {
+// machineCards are the store tests' cards, with the mailer's contract
+// drawn for the run: who retries (retry_layer handoff, worker or none) and
+// how the provider treats a re-send under a key it has seen (key, or
+// key_and_params: a changed one refused).
+func machineCards(t *rapid.T) domain.Cards {
 	cs := testCards()
-	w := cs["mail.send"]
-	w.Name, w.RetryLayer = "mail.worker", domain.RetryByWorker
-	cs[w.Name] = w
+	mail := cs["mail.send"]
+	mail.RetryLayer = rapid.SampledFrom([]domain.RetryLayer{domain.RetryByHandoff, domain.RetryByWorker, domain.RetryByNobody}).Draw(t, "retry_layer")
+	mail.ProviderIdempotency = rapid.SampledFrom([]domain.ProviderIdempotency{domain.IdempotencyKey, domain.IdempotencyKeyAndParams}).Draw(t, "provider_idempotency")
+	cs[mail.Name] = mail
 	return cs
 }
 
@@ -83,21 +167,22 @@ func (m *ledgerModel) key(t *rapid.T) string { return rapid.SampledFrom(keys).Dr
 
 func (m *ledgerModel) register(t *rapid.T) {
 	key := m.key(t)
-	typ := rapid.SampledFrom([]string{"crm.task.create", "coupon.issue", "mail.send", "mail.worker"}).Draw(t, "type")
+	typ := rapid.SampledFrom(m.types).Draw(t, "type")
 	content := rapid.SampledFrom([]string{`{"a":1}`, `{"a":1.0}`, `{"a":2}`}).Draw(t, "content")
 	var claim *domain.Claim
 	if rapid.Bool().Draw(t, "claim") {
 		claim = &domain.Claim{Worker: "w", Begin: rapid.Bool().Draw(t, "begin")}
 	}
-	twin := m.openTwin(t, key, typ, content)
+	twins := m.openTwins(t, key, typ, content)
 	res, err := m.ledger.Register(context.Background(), m.wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(content), Claim: claim})
 	om := m.ops[key]
-	if om == nil && err == nil && twin != "" {
-		// Invariant 10: a new key is no escape hatch while the twin is open.
-		if op := res.Operation; op.State != domain.AwaitingApproval || op.LastError == nil ||
-			op.LastError.Code != domain.CodeTwinUnresolved || !strings.Contains(op.LastError.Message, twin) || res.Claim != nil {
-			t.Fatalf("invariant 10: %s registered as %s (%+v) while its twin %s is open", key, op.State, op.LastError, twin)
+	if om == nil && err == nil && len(twins) > 0 {
+		// Invariant 10: a new key is no escape hatch while a twin is open.
+		if op := res.Operation; op.State != domain.AwaitingApproval || op.LastError == nil || op.LastError.Code != domain.CodeTwinUnresolved ||
+			!slices.ContainsFunc(twins, func(id string) bool { return strings.Contains(op.LastError.Message, id) }) || res.Claim != nil {
+			t.Fatalf("invariant 10: %s registered as %s (%+v) while its twins %v are open", key, op.State, op.LastError, twins)
 		}
+		m.cover.twinHeld++
 	}
 	if om == nil {
 		if err != nil {
@@ -131,6 +216,42 @@ func (m *ledgerModel) load(t *rapid.T) (*opModel, domain.Operation) {
 	return om, op
 }
 
+// loadOrPick is load or pick, drawn: an action on any key (whose refusal
+// is checked too) or on one it applies to.
+func (m *ledgerModel) loadOrPick(t *rapid.T, states ...domain.State) (*opModel, domain.Operation) {
+	if rapid.IntRange(0, 2).Draw(t, "any") == 0 {
+		return m.load(t)
+	}
+	return m.pick(t, states...)
+}
+
+// pick draws one of the registered operations in one of states, as the
+// database holds them: an action that needs a state acts where it can, so
+// a path of several steps on one key is not left to chance. With none
+// there, it is any operation (load).
+func (m *ledgerModel) pick(t *rapid.T, states ...domain.State) (*opModel, domain.Operation) {
+	var oms []*opModel
+	var ops []domain.Operation
+	for _, key := range keys {
+		om := m.ops[key]
+		if om == nil {
+			continue
+		}
+		op, err := m.ledger.Get(context.Background(), m.wf, om.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(states, op.State) {
+			oms, ops = append(oms, om), append(ops, op)
+		}
+	}
+	if len(oms) == 0 { // the action is tried where it does not apply: its refusal is checked
+		return m.load(t)
+	}
+	i := rapid.IntRange(0, len(oms)-1).Draw(t, "pick")
+	return oms[i], ops[i]
+}
+
 func (m *ledgerModel) granted(t *rapid.T, om *opModel, c domain.ClaimResult, begin bool) {
 	if c.Lease.Token <= om.lastToken {
 		t.Fatalf("invariant 2: token %d after %d", c.Lease.Token, om.lastToken)
@@ -147,7 +268,48 @@ func (m *ledgerModel) granted(t *rapid.T, om *opModel, c domain.ClaimResult, beg
 	om.lastToken = c.Lease.Token
 	if begin {
 		m.begun(t, om, c)
+		m.sent(t, om, c.Operation)
 	}
+}
+
+// sent checks a begin — the content is now with the provider under its
+// provider key — against every key sent before in the namespace: a key
+// that deduplicates is never sent with other content than it was first
+// sent with (invariant 9), and a revision sent after the old key was spent
+// goes out under the key derived from the operation and its content
+// version, with the change on the timeline.
+func (m *ledgerModel) sent(t *rapid.T, om *opModel, after domain.Operation) {
+	om.everPending = true
+	dedupes := m.cards[after.Type].DedupesByKey()
+	if first, ok := m.keyContent[after.ProviderKey]; ok && first != after.ContentSHA256 && dedupes {
+		t.Fatalf("invariant 9: %s (%s v%d) sent content %s under %s, first sent with %s by %s; its timeline:\n%s", om.id, after.Key,
+			after.ContentVersion, after.ContentSHA256[:8], after.ProviderKey, first[:8], m.keyBy[after.ProviderKey], m.timeline(om.id))
+	}
+	if _, ok := m.keyContent[after.ProviderKey]; !ok {
+		m.keyContent[after.ProviderKey] = after.ContentSHA256
+		m.keyBy[after.ProviderKey] = fmt.Sprintf("%s (%s v%d)", after.ID, after.Key, after.ContentVersion)
+	}
+	if after.ProviderKeySentVersion != after.ContentVersion && dedupes { // a key nobody deduplicates keeps its first version
+		t.Fatalf("invariant 9: %s's key was sent with v%d, the content is v%d", om.id, after.ProviderKeySentVersion, after.ContentVersion)
+	}
+	if om.sentKey != "" && om.sentKey != after.ProviderKey {
+		// The new key is derived from the operation and the version it was
+		// renewed for: this one, or a revision since that was never sent.
+		base, derived := domain.ProviderKeyFor(m.ns, after.Key), false
+		for v := om.sentVersion + 1; v <= after.ContentVersion; v++ {
+			derived = derived || after.ProviderKey == domain.ProviderKeyForVersion(base, v)
+		}
+		if !dedupes || !derived {
+			t.Fatalf("invariant 9: %s (%s) sent v%d under %s after v%d under %s: not a key derived from a version since", om.id,
+				after.Type, after.ContentVersion, after.ProviderKey, om.sentVersion, om.sentKey)
+		}
+		events, err := m.db.Timeline(context.Background(), om.id)
+		if err != nil || !slices.ContainsFunc(events, func(e domain.AuditEvent) bool { return e.Action == "provider_key_changed" }) {
+			t.Fatalf("%s's provider key changed without a provider_key_changed event (%v)", om.id, err)
+		}
+		m.cover.keyChanged++
+	}
+	om.sentKey, om.sentVersion = after.ProviderKey, after.ContentVersion
 }
 
 // begun checks a claim that began at once against the database: the
@@ -175,7 +337,7 @@ func (m *ledgerModel) begun(t *rapid.T, om *opModel, c domain.ClaimResult) {
 }
 
 func (m *ledgerModel) claim(t *rapid.T) {
-	om, _ := m.load(t)
+	om, _ := m.loadOrPick(t, domain.Received, domain.FailedRetryable)
 	begin := rapid.Bool().Draw(t, "begin")
 	c, err := m.ledger.Claim(context.Background(), m.wf, om.id, domain.Claim{Worker: "w", Begin: begin})
 	if err == nil {
@@ -186,31 +348,22 @@ func (m *ledgerModel) claim(t *rapid.T) {
 }
 
 func (m *ledgerModel) begin(t *rapid.T) {
-	om, op := m.load(t)
+	om, op := m.loadOrPick(t, domain.Processing)
 	after, err := m.ledger.Begin(context.Background(), m.wf, om.id, domain.Begin{LeaseToken: op.LeaseToken})
-	if err == nil {
-		om.everPending = true
-		if first, ok := m.keyContent[after.ProviderKey]; ok && first != after.ContentSHA256 &&
-			machineCards()[after.Type].ProviderIdempotency != domain.IdempotencyNone {
-			t.Fatalf("invariant 9: %s sent content %s under %s, first sent with %s", om.id, after.ContentSHA256, after.ProviderKey, first)
-		}
-		if _, ok := m.keyContent[after.ProviderKey]; !ok {
-			m.keyContent[after.ProviderKey] = after.ContentSHA256
-		}
-		if after.ProviderKeySentVersion != after.ContentVersion {
-			t.Fatalf("invariant 9: %s's key was sent with v%d, the content is v%d", om.id, after.ProviderKeySentVersion, after.ContentVersion)
-		}
+	if err == nil && op.State == domain.Processing {
+		m.sent(t, om, after)
 	}
 }
 
-// openTwin names the operation of another key in the namespace with the
-// same type and content whose outcome is open, "" when there is none — as
-// the database holds them, compared here, not asked of the store's Twin.
-func (m *ledgerModel) openTwin(t *rapid.T, key, typ, content string) string {
+// openTwins names the operations of other keys in the namespace with the
+// same type and content whose outcome is open — as the database holds
+// them, compared here, not asked of the store's Twin.
+func (m *ledgerModel) openTwins(t *rapid.T, key, typ, content string) []string {
 	canon, err := domain.CanonicalObject(json.RawMessage(content))
 	if err != nil {
 		t.Fatal(err)
 	}
+	var twins []string
 	for k, om := range m.ops {
 		if k == key {
 			continue
@@ -221,24 +374,24 @@ func (m *ledgerModel) openTwin(t *rapid.T, key, typ, content string) string {
 		}
 		open := op.State == domain.ActionPending || op.State == domain.UnknownOutcome || op.State == domain.FailedTerminal
 		if open && op.Type == typ && op.Fingerprint == domain.Fingerprint(typ, canon) {
-			return op.ID
+			twins = append(twins, op.ID)
 		}
 	}
-	return ""
+	return twins
 }
 
 // revise has a person revise the content.
 func (m *ledgerModel) revise(t *rapid.T) {
-	om, op := m.load(t)
+	om, op := m.pick(t, domain.Received, domain.FailedRetryable, domain.FailedTerminal, domain.AwaitingApproval)
 	content := rapid.SampledFrom([]string{`{"a":3}`, `{"a":4}`}).Draw(t, "revision")
 	_, _ = m.ledger.Revise(context.Background(), operator, om.id, domain.Revise{Content: json.RawMessage(content),
 		Reason: "fix", ExpectedVersion: op.Version})
 }
 
 func (m *ledgerModel) settle(t *rapid.T) {
-	om, op := m.load(t)
-	outcome := rapid.SampledFrom(domain.Outcomes).Draw(t, "outcome")
-	class := rapid.SampledFrom(domain.ErrorClasses).Draw(t, "class")
+	om, op := m.pick(t, domain.Processing, domain.ActionPending)
+	outcome := rapid.SampledFrom(append(slices.Clone(domain.Outcomes), domain.OutcomeFailedRetryable)).Draw(t, "outcome")
+	class := rapid.SampledFrom(settleClasses).Draw(t, "class")
 	s := domain.Settle{LeaseToken: op.LeaseToken, Outcome: outcome, Error: &domain.ErrorInfo{Class: class}}
 	if outcome == domain.OutcomeCompleted {
 		s.Result, s.Error = &domain.Result{Ref: "ref"}, nil
@@ -247,9 +400,9 @@ func (m *ledgerModel) settle(t *rapid.T) {
 	if err != nil {
 		return
 	}
-	card := machineCards()[op.Type]
+	card := m.cards[op.Type]
 	doubt := op.State == domain.ActionPending && (class.LeavesDoubt() || outcome == domain.OutcomeUnknown)
-	if doubt && outcome != domain.OutcomeCompleted && after.State != domain.UnknownOutcome && !(after.State == domain.FailedRetryable && resendProved(after)) {
+	if doubt && outcome != domain.OutcomeCompleted && after.State != domain.UnknownOutcome && !(after.State == domain.FailedRetryable && m.resendProved(after)) {
 		t.Fatalf("invariant 4: a doubtful %s after begin became %s", class, after.State)
 	}
 	if card.IsTerminal(class) && !doubt && outcome != domain.OutcomeCompleted && after.State != domain.FailedTerminal {
@@ -258,10 +411,20 @@ func (m *ledgerModel) settle(t *rapid.T) {
 	if after.State == domain.FailedRetryable || after.State == domain.FailedTerminal {
 		om.everPending = false // the provider proved it had no effect
 	}
-	if card.Retrier() == domain.RetryByWorker && outcome == domain.OutcomeFailedRetryable && after.State == domain.FailedRetryable {
-		t.Fatalf("invariant 8: a retry scheduled on top of the worker's (%+v)", after)
+	if outcome == domain.OutcomeFailedRetryable || card.IsRetryable(class) || class.LeavesDoubt() {
+		// A failure someone might retry: only Handoff's own layer schedules it.
+		m.cover.retryLayerSeen[card.Retrier().String()]++
+		if card.Retrier() != domain.RetryByHandoff && (after.State == domain.FailedRetryable || after.NextRetryAt != nil) {
+			t.Fatalf("invariant 8: a retry scheduled on top of retry_layer %s (%+v)", card.Retrier(), after)
+		}
 	}
 }
+
+// settleClasses are the error classes a settle draws from, the ones that
+// decide a path more often: a refusal that proves nothing ran (validation,
+// auth) and a retryable one (rate_limited, which leaves no doubt).
+var settleClasses = append(slices.Clone(domain.ErrorClasses), domain.ClassValidation, domain.ClassAuth,
+	domain.ClassRateLimited, domain.ClassRateLimited, domain.ClassValidation)
 
 func (m *ledgerModel) staleToken(t *rapid.T) {
 	om, op := m.load(t)
@@ -297,21 +460,34 @@ var operator = domain.Actor{Kind: domain.ActorPerson, Name: "olga", Email: "olga
 var approver = domain.Actor{Kind: domain.ActorPerson, Name: "ari", Email: "ari@example.com", Role: domain.RoleApprover}
 
 func (m *ledgerModel) resolve(t *rapid.T) {
-	om, op := m.load(t)
-	r := domain.Resolve{Action: rapid.SampledFrom(domain.ResolveActions).Draw(t, "action"),
+	om, op := m.pick(t, domain.UnknownOutcome, domain.FailedTerminal)
+	actions := append(slices.Clone(domain.ResolveActions), domain.ResolveConfirmNotExecuted, domain.ResolveRetry)
+	held := op.LastError != nil && op.LastError.Code == domain.CodeRevisionWaits
+	if held { // the decisions a held revision offers, the tempting wrong one among them
+		actions = []domain.ResolveAction{domain.ResolveResendSameKey, domain.ResolveConfirmNotExecuted, domain.ResolveConfirmExecuted}
+	}
+	r := domain.Resolve{Action: rapid.SampledFrom(actions).Draw(t, "action"),
 		Then:   rapid.SampledFrom([]domain.ResolveAction{domain.ResolveRetry, domain.ResolveCancel}).Draw(t, "then"),
 		Result: &domain.Result{Ref: "found"}, Reason: "checked the provider", ExpectedVersion: op.Version}
 	after, err := m.ledger.Resolve(context.Background(), operator, om.id, r)
+	if held && r.Action == domain.ResolveResendSameKey {
+		// Invariant 9: the key was sent with the earlier content.
+		if err == nil {
+			t.Fatalf("invariant 9: resend_same_key sent %s's held v%d under %s, sent with v%d", om.id, op.ContentVersion,
+				op.ProviderKey, op.ProviderKeySentVersion)
+		}
+		m.cover.heldResendRefused++
+	}
 	if err == nil && (after.State == domain.Received || after.State == domain.AwaitingApproval) {
 		om.everPending = false // a person confirmed it did not happen, or fixed the cause
 	}
 	if err == nil && after.State == domain.FailedRetryable {
-		if r.Action != domain.ResolveResendSameKey || !resendProved(after) {
+		if r.Action != domain.ResolveResendSameKey || !m.resendProved(after) {
 			t.Fatalf("invariant 3: resolve %s re-opened %s outside the key's retention", r.Action, after.ID)
 		}
 		om.everPending = false // a person re-sent under a key the provider still deduplicates
 	}
-	if err == nil && r.Action == domain.ResolveResendSameKey && (op.State != domain.UnknownOutcome || !resendProved(after)) {
+	if err == nil && r.Action == domain.ResolveResendSameKey && (op.State != domain.UnknownOutcome || !m.resendProved(after)) {
 		t.Fatalf("resend_same_key accepted in %s (first sent %v, at %v)", op.State, after.ProviderKeyFirstSentAt, after.UpdatedAt)
 	}
 }
@@ -320,16 +496,58 @@ func (m *ledgerModel) resolve(t *rapid.T) {
 // while its card's provider still deduplicated its key: the card
 // deduplicates, the guard is set, and the change happened before the key
 // left its retention window — computed here, not asked of the domain.
-func resendProved(op domain.Operation) bool {
-	card := machineCards()[op.Type]
+func (m *ledgerModel) resendProved(op domain.Operation) bool {
+	card := m.cards[op.Type]
 	return card.ProviderIdempotency != domain.IdempotencyNone && op.ProviderKeyFirstSentAt != nil &&
 		op.LastError != nil && op.LastError.Code == domain.CodeResendGuarded &&
 		op.UpdatedAt.Before(op.ProviderKeyFirstSentAt.Add(card.ProviderKeyRetention))
 }
 
 func (m *ledgerModel) approve(t *rapid.T) {
-	om, op := m.load(t)
-	_, _ = m.ledger.Approve(context.Background(), approver, om.id, domain.Approve{ContentVersion: op.ContentVersion, Reason: "looks right"})
+	om, op := m.pick(t, domain.AwaitingApproval)
+	after, err := m.ledger.Approve(context.Background(), approver, om.id, domain.Approve{ContentVersion: op.ContentVersion, Reason: "looks right"})
+	if err != nil {
+		if op.State == domain.AwaitingApproval && op.ContentAuthor != approver.Identity() {
+			t.Fatalf("approve of %s (%s, by %s): %v", om.id, op.State, op.ContentAuthor, err)
+		}
+		return
+	}
+	if op.LastError != nil && op.LastError.Code == domain.CodeTwinUnresolved {
+		events, err := m.db.Timeline(context.Background(), om.id)
+		if err != nil || !strings.Contains(string(lastOf(events, "approved").Detail), "deliberate_second_execution") {
+			t.Fatalf("invariant 10: the twin %s was approved without recording a deliberate second execution (%v)", om.id, err)
+		}
+		m.cover.twinApproved++
+	}
+	if after.State == domain.UnknownOutcome {
+		if after.LastError == nil || after.LastError.Code != domain.CodeRevisionWaits || !m.cards[op.Type].DedupesByKey() {
+			t.Fatalf("invariant 9: approving %s's v%d left it %s (%+v)", om.id, op.ContentVersion, after.State, after.LastError)
+		}
+		m.cover.keyChangeHeld++
+	}
+}
+
+// timeline is id's audit events, one a line: what a failure shows.
+func (m *ledgerModel) timeline(id string) string {
+	events, err := m.db.Timeline(context.Background(), id)
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, e := range events {
+		fmt.Fprintf(&b, "  %d %s %s→%s %s\n", e.Seq, e.Action, e.FromState, e.ToState, e.Detail)
+	}
+	return b.String()
+}
+
+// lastOf is the last of events with the action, the zero event when none.
+func lastOf(events []domain.AuditEvent, action string) domain.AuditEvent {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Action == action {
+			return events[i]
+		}
+	}
+	return domain.AuditEvent{}
 }
 
 // check runs after every step.
@@ -356,7 +574,7 @@ func (m *ledgerModel) check(t *rapid.T) {
 		if op.State == domain.FailedRetryable && om.everPending {
 			// Only the resend policy re-opens it without a step of the model
 			// seeing why (a lease that expired after begin, by the sweeper).
-			if !resendProved(op) {
+			if !m.resendProved(op) {
 				t.Fatalf("invariant 3: %s failed_retryable after begin without proof (error %+v)", key, op.LastError)
 			}
 			om.everPending = false

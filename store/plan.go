@@ -141,15 +141,21 @@ func routeOf(ch domain.Change, create bool) route {
 // clients on 2 cores). The guard still covers the whole row: a column not
 // written holds what the change was decided on.
 func changedCols(ch domain.Change, after *operationRow) []col {
-	all := colsOf(opTable, after, state)
-	out := all
-	if ch.Before != nil {
+	var out []col
+	if ch.Before == nil {
+		out = colsOf(opTable, after, state)
+	} else {
+		// Field by field, boxing only what changed: every begin and settle
+		// plans one, and boxing both rows' values to compare them was most
+		// of the plan's allocations.
 		prev := toOperationRow(*ch.Before)
-		old := colsOf(opTable, &prev, state)
-		out = make([]col, 0, len(all))
-		for i, c := range all {
-			if !sameValue(c.v, old[i].v) {
-				out = append(out, c)
+		out = make([]col, 0, 16)
+		for _, c := range opTable {
+			if c.class != state {
+				continue
+			}
+			if f := c.field(after); !sameField(f, c.field(&prev)) {
+				out = append(out, col{c.name, c.typ, valueOf(f)})
 			}
 		}
 	}
@@ -218,6 +224,35 @@ func guardSQL(t, id, version, contentVersion, live string) string {
 		w += " AND (NOT " + live + " OR " + t + "lease_expires_at > clock_timestamp())"
 	}
 	return w
+}
+
+// sameField is sameValue of the values two field pointers of one column
+// point at (valueOf's types), read without boxing them.
+func sameField(a, b any) bool {
+	switch x := a.(type) {
+	case *string:
+		y, ok := b.(*string)
+		return ok && *x == *y
+	case **string:
+		y, ok := b.(**string)
+		return ok && (*x == nil) == (*y == nil) && (*x == nil || **x == **y)
+	case *int:
+		y, ok := b.(*int)
+		return ok && *x == *y
+	case **int:
+		y, ok := b.(**int)
+		return ok && (*x == nil) == (*y == nil) && (*x == nil || **x == **y)
+	case *int64:
+		y, ok := b.(*int64)
+		return ok && *x == *y
+	case *time.Time:
+		y, ok := b.(*time.Time)
+		return ok && x.Equal(*y)
+	case **time.Time:
+		y, ok := b.(**time.Time)
+		return ok && (*x == nil) == (*y == nil) && (*x == nil || (*x).Equal(**y))
+	}
+	return false
 }
 
 // sameValue reports whether two values of one column are equal. A type it

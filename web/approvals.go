@@ -52,6 +52,7 @@ func (s *server) approvals(c *gin.Context) {
 			card, _ := s.ledger.Cards.Get(p.Op.Type)
 			it.HiddenFrom, it.Bytes, it.Diff, it.DiffTruncated, it.Hidden = card.ContentVisibleTo.String(), p.Op.ContentBytes, nil, false, nil
 		}
+		it.Twin = s.twinView(c.Request.Context(), person, p.Op)
 		v.Items = append(v.Items, it)
 	}
 	page(c, http.StatusOK, pages.Approvals(v), pages.ApprovalsList(v))

@@ -52,6 +52,8 @@ func (s *server) audit(c *gin.Context) {
 	}
 	if err != nil {
 		v.Problem = s.message(c, err) // shown beside the form, as in the queue
+	} else {
+		v.Views = s.savedViews(c, "audit", viewFilter("audit", c.Query), auditURL(f, c.Query("cursor")))
 	}
 	page(c, http.StatusOK, pages.Audit(v), pages.AuditResults(v))
 }

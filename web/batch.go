@@ -66,23 +66,34 @@ func parseItems(vals []string) ([]domain.BatchItem, error) {
 }
 
 // matching lists every item the posted filter matches, at its current
-// version, up to a batch's limit.
-func (s *server) matching(c *gin.Context) ([]domain.BatchItem, pages.QueueFilter, error) {
+// version, up to a batch's limit, the oldest first, and how many it
+// matches in all: more than the items when the filter matches more than
+// one batch may take.
+func (s *server) matching(c *gin.Context) ([]domain.BatchItem, pages.QueueFilter, int, error) {
 	f := filterFrom(c.PostForm, "assignee_filter")
 	q, err := queueQuery(f, me(c), "", time.Now())
 	if err != nil {
-		return nil, f, err
+		return nil, f, 0, err
 	}
 	q.Limit = domain.MaxBatch
-	ops, _, err := s.ledger.DeskQueue(c.Request.Context(), me(c), q, f.Provider)
+	ops, next, err := s.ledger.DeskQueue(c.Request.Context(), me(c), q, f.Provider)
 	if err != nil {
-		return nil, f, err
+		return nil, f, 0, err
+	}
+	n := len(ops)
+	if next != "" {
+		if n, err = s.ledger.DeskQueueCount(c.Request.Context(), me(c), q, f.Provider); err != nil {
+			return nil, f, 0, err
+		}
+	}
+	if n == 0 {
+		return nil, f, 0, domain.Invalid(domain.FieldError{Field: "all", Message: "nothing matches this filter any more"})
 	}
 	items := make([]domain.BatchItem, len(ops))
 	for i, op := range ops {
 		items[i] = domain.BatchItem{ID: op.ID, ExpectedVersion: op.Version}
 	}
-	return items, f, nil
+	return items, f, max(n, len(items)), nil
 }
 
 // batchPreview shows what the decision would do to each item; nothing is
@@ -90,16 +101,17 @@ func (s *server) matching(c *gin.Context) ([]domain.BatchItem, pages.QueueFilter
 func (s *server) batchPreview(c *gin.Context) {
 	var items []domain.BatchItem
 	var f pages.QueueFilter
+	var matching int
 	var err error
 	if c.PostForm("all") != "" {
-		items, f, err = s.matching(c)
+		items, f, matching, err = s.matching(c)
 	} else {
 		items, err = parseItems(c.PostFormArray("item"))
 	}
 	b, fields, words, ferr := s.batchForm(c)
 	err = bothInvalid(err, ferr)
 	v := pages.BatchView{Frame: s.frameFor(c, "Preview", "queue"), Preview: true, Decision: words, Fields: fields,
-		Back: returnTo(c, queueURL(f, ""))}
+		Back: returnTo(c, queueURL(f, "")), Matching: matching}
 	if err == nil {
 		b.Items, b.Preview = items, true
 		_, err = s.showBatch(c, &v, b)

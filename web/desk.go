@@ -45,6 +45,9 @@ func (s *server) deskRoutes(e *gin.Engine) {
 	g.GET("/batch/:id", s.batchResult)  // batch_result.go
 	g.POST("/time", s.chooseTime)       // time.go
 	g.POST("/density", s.chooseDensity) // time.go
+	g.POST("/views", s.saveView)        // saved_views.go
+	g.POST("/views/:id", s.updateView)
+	g.POST("/views/:id/delete", s.deleteView)
 }
 
 // me is the signed-in person; requirePerson guarantees there is one.

@@ -72,13 +72,34 @@ func (s *server) listPage(c *gin.Context, all bool) {
 			v.Next = listURL(v.Path(), f, next)
 		}
 		s.markTwins(c, person, v.Rows)
+		if err == nil && v.CanAct && len(v.Rows) > 0 {
+			v.Matching = s.matchingCount(c, q, f, len(v.Rows), c.Query("cursor") != "" || next != "")
+		}
 	}
+	vp := viewPages[v.Path()]
+	v.Views = s.savedViews(c, vp, viewFilter(vp, c.Query), v.Self)
 	if err != nil {
 		// A filter that cannot be read is shown beside the form, which stays
 		// usable: htmx swaps only successful answers.
 		v.Problem = s.message(c, err)
 	}
 	page(c, http.StatusOK, pages.Queue(v), pages.QueueResults(v))
+}
+
+// matchingCount is how many items the filter matches over every page: the
+// page's rows when it is the only page, else one count query. A count that
+// cannot be read is 0, and the page offers no "select all" rather than
+// failing: the list itself was read.
+func (s *server) matchingCount(c *gin.Context, q domain.ListQuery, f pages.QueueFilter, rows int, paged bool) int {
+	if !paged {
+		return rows
+	}
+	n, err := s.ledger.DeskQueueCount(c.Request.Context(), me(c), q, f.Provider)
+	if err != nil {
+		s.log.WarnContext(c.Request.Context(), "the queue's matching count", "err", err)
+		return 0
+	}
+	return n
 }
 
 // emptyParams reports whether a query carries a field with no value.

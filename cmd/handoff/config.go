@@ -34,6 +34,9 @@ type config struct {
 	ContentRetention time.Duration
 	// KeyPII is what identifiers holding personal data get (HANDOFF_KEY_PII).
 	KeyPII domain.PIIGuard
+	// Pprof is the loopback address of Go's runtime profiles
+	// (HANDOFF_PPROF); "" (the default) serves none.
+	Pprof string
 }
 
 // notifyConfig is where and how notifications are delivered.
@@ -147,6 +150,11 @@ func configFromEnv(getenv func(string) string) (config, error) {
 	if v := getenv("HANDOFF_KEY_PII"); v != "" {
 		if c.KeyPII, err = domain.ParsePIIGuard(v); err != nil {
 			return c, fmt.Errorf("HANDOFF_KEY_PII: %q is not refuse, warn or off", v)
+		}
+	}
+	if c.Pprof = getenv("HANDOFF_PPROF"); c.Pprof != "" {
+		if err := checkPprofAddr(c.Pprof); err != nil {
+			return c, err
 		}
 	}
 	if c.Notify, err = notifyFromEnv(getenv); err != nil {

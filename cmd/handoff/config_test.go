@@ -72,3 +72,19 @@ func TestConfig_TokenCache(t *testing.T) {
 		}
 	}
 }
+
+// TestConfig_Pprof: the runtime profiles are off by default and served only
+// on a loopback address — they have no authentication of their own.
+func TestConfig_Pprof(t *testing.T) {
+	for _, in := range []string{"", "127.0.0.1:6060", "[::1]:0", "localhost:6060"} {
+		c, err := configFromEnv(env("HANDOFF_PPROF", in))
+		if err != nil || c.Pprof != in {
+			t.Errorf("HANDOFF_PPROF=%q: %q %v", in, c.Pprof, err)
+		}
+	}
+	for _, bad := range []string{":6060", "0.0.0.0:6060", "10.0.0.5:6060", "example.com:6060", "6060"} {
+		if _, err := configFromEnv(env("HANDOFF_PPROF", bad)); err == nil || !strings.Contains(err.Error(), "HANDOFF_PPROF") {
+			t.Errorf("HANDOFF_PPROF=%s: %v, want an error naming the variable", bad, err)
+		}
+	}
+}

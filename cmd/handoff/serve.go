@@ -64,6 +64,13 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 		return fmt.Errorf("listen on HANDOFF_ADDR %s: %w", cfg.Addr, err)
 	}
 	defer ln.Close()
+	if cfg.Pprof != "" {
+		pctx, stop := context.WithCancel(ctx)
+		defer stop()
+		if err := servePprof(pctx, cfg.Pprof); err != nil {
+			return err
+		}
+	}
 	bound := ln.Addr().String()
 	if cfg.SignIn.PublicURL == "http://"+cfg.Addr { // the default, made before the port was known
 		cfg.SignIn.PublicURL = "http://" + bound

@@ -121,6 +121,38 @@
     if (!window.matchMedia || !window.matchMedia("(max-width: 600px)").matches) return;
     document.querySelectorAll("details[data-filters]").forEach(function (d) { d.open = false; });
   }
-  document.addEventListener("DOMContentLoaded", function () { localTimes(document); foldFilters(); showRefresh(document); });
-  document.addEventListener("htmx:afterSwap", function (e) { localTimes(e.target); showRefresh(e.target); });
+  // "Select all N matching": the box that selects the page shows in the
+  // header, and the offer of every matching item once the whole page is
+  // selected; choosing it opens the bulk form. Without this file the offer
+  // is always there, a plain checkbox.
+  function selectAll() {
+    var page = document.querySelector("input[data-select-page]");
+    var offer = document.querySelector("[data-select-all]");
+    if (!page || !offer) return;
+    if (page.closest("label")) page.closest("label").hidden = false;
+    var boxes = Array.prototype.slice.call(document.querySelectorAll("input[data-select]"));
+    var matching = offer.querySelector("input[data-select-matching]");
+    var every = boxes.length > 0 && boxes.every(function (b) { return b.checked; });
+    page.checked = every;
+    if (!every && matching) matching.checked = false;
+    offer.hidden = !every;
+  }
+  document.addEventListener("change", function (e) {
+    var t = e.target;
+    if (!t.matches) return;
+    if (t.matches("input[data-select-page]")) {
+      document.querySelectorAll("input[data-select]").forEach(function (b) { b.checked = t.checked; });
+    }
+    if (t.matches("input[data-select-matching]") && t.checked) {
+      var bulk = document.querySelector('details[data-testid="bulk"]');
+      if (bulk) bulk.open = true;
+    }
+    if (t.matches("input[data-select-page], input[data-select]")) selectAll();
+  });
+  document.addEventListener("click", function (e) {
+    // A shift-click range sets boxes without a change event of their own.
+    if (e.target.matches && e.target.matches("input[data-select]") && e.shiftKey) selectAll();
+  });
+  document.addEventListener("DOMContentLoaded", function () { localTimes(document); foldFilters(); showRefresh(document); selectAll(); });
+  document.addEventListener("htmx:afterSwap", function (e) { localTimes(e.target); showRefresh(e.target); selectAll(); });
 })();

@@ -29,4 +29,5 @@ type ApprovalItem struct {
 	HiddenFrom                                       string                // the role the card shows content to, when the viewer is below it
 	Bytes                                            int                   // the content's size, when hidden
 	Hidden                                           []rune                // the hidden characters the content holds
+	Twin                                             *TwinView             // the operation it may be a second execution of
 }

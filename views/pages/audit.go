@@ -13,6 +13,7 @@ type AuditView struct {
 	// ExportCSV and ExportJSONL link to an export of what the filter
 	// selects; empty for people who may not export.
 	ExportCSV, ExportJSONL string
+	Views                  SavedViews // the page's saved views; zero where there are none to show
 }
 
 // AuditFilter is the audit page's filter as the URL carries it.

@@ -2,6 +2,7 @@ package pages
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +23,10 @@ type BatchView struct {
 	Problem  string
 	Back     string // the queue the person came from
 	Risky    bool   // some item's retry may do its side effect twice: applying asks for confirmation
+	// Matching is, for "every item matching the filter", how many the
+	// filter matched when previewed; 0 for a selection. When it is more
+	// than the items, the batch took the oldest MaxBatch.
+	Matching int
 	// By, At and Reason say who applied a kept batch, when and why; empty
 	// on a preview and on a result that could not be kept.
 	By     string
@@ -83,4 +88,13 @@ func backWords(back string) string {
 		return "Back to the incident"
 	}
 	return "Back to the queue"
+}
+
+// thousands writes n with a comma between thousands: 1,000.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -44,3 +44,12 @@ func TestBulkDecisionsFitTheIncidentsStates(t *testing.T) {
 		}
 	}
 }
+
+// TestThousands: the counts of "select all N matching" read as numbers do.
+func TestThousands(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 12345: "12,345", 1234567: "1,234,567", -1000: "-1,000"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -40,6 +40,9 @@ type OperationView struct {
 	KeyWindow KeyWindow
 	// CausedBy and Supersedes are the chains of operations behind this one.
 	CausedBy, Supersedes Chain
+	// Twin is the operation this one may be a second execution of, when it
+	// is held for that (twin_unresolved, supersedes_sent).
+	Twin *TwinView
 	// From is the list the person opened the item from, with its filter;
 	// decisions carry it, so "next item" and "back" keep that filter.
 	From string

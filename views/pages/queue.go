@@ -25,7 +25,14 @@ type QueueView struct {
 	Stale   *Stale    // a Take refused because the item had changed
 	All     bool      // the Operations page: every state, searched deeper
 	Updated time.Time // when the list was read, shown beside its refresh
+	// Matching is how many items the filter matches over every page, for
+	// "select all N matching"; read only where the person may act.
+	Matching int
+	Views    SavedViews // the page's saved views; zero where there are none to show
 }
+
+// MaxBatch is how many items one bulk decision takes at most.
+const MaxBatch = domain.MaxBatch
 
 // Path is the page's own address.
 func (v QueueView) Path() string {
