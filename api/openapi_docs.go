@@ -34,6 +34,7 @@ var routeDescriptions = map[string]string{
 	"getEvent":           "The event with each action's current operation, so a workflow resumes only the unfinished ones.",
 	"listOperationTypes": "The operation types loaded from the cards: each type's retry safety card, read-only.",
 	"getOperationType":   "One operation type's retry safety card.",
+	"listIncidents":      "The incidents: the desk's unknown_outcome and failed_terminal items grouped by type and error class and code, kept with their triage (open, acknowledged, resolved, ignored), owner and counts; active ones first. Read-only; people triage on the desk. Never content.",
 	"listAudit":          "The audit trail across operations in write order (with from or to, in time order), for people with a role; a workflow token sees its namespace's operations.",
 	"exportAudit":        "Streams the audit trail with its chain fields, for offline verification with handoff audit verify; each export is itself audited.",
 	"healthz":            "Liveness: the process is up. Does not touch the database.",

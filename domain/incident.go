@@ -2,14 +2,17 @@ package domain
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"time"
 )
 
-// An incident is the desk's items that failed the same way: one provider,
-// one type, one error class and code. A mailer outage that left eight
-// ECONNRESET timeouts is one incident, decided once.
+// An incident is the desk's items that failed the same way: one type (so
+// one provider), one error class and code. A mailer outage that left eight
+// ECONNRESET timeouts is one incident, triaged and decided once. Incidents
+// are kept (migration 00019): an item entering the desk joins its incident
+// in the transaction that puts it there (incident_entry.go), and people
+// triage it — acknowledge, own, note, resolve, ignore, reopen
+// (incident_triage.go).
 
 // ErrorKind is an error's class and code, the incident's signature.
 type ErrorKind struct{ Class, Code string }
@@ -28,83 +31,142 @@ func ParseErrorKind(s string) ErrorKind {
 	return ErrorKind{Class: class, Code: code}
 }
 
-// DeskItemSignature is one desk item as incidents group it.
-type DeskItemSignature struct {
-	Type      string
-	Namespace string
-	State     State
-	Error     ErrorKind
-	Message   string // the last error's message
-	Since     time.Time
-	Updated   time.Time
+// IncidentKey is an incident's identity: the type and the error kind.
+type IncidentKey struct {
+	Type  string
+	Error ErrorKind
 }
 
-// Incident is one group of desk items.
+// IncidentStatus is where an incident's triage stands.
+type IncidentStatus string
+
+// The triage statuses: open → acknowledged → resolved or ignored; reopen
+// brings a resolved or ignored incident back to open.
+const (
+	IncidentOpen         IncidentStatus = "open"
+	IncidentAcknowledged IncidentStatus = "acknowledged"
+	IncidentResolved     IncidentStatus = "resolved"
+	IncidentIgnored      IncidentStatus = "ignored"
+)
+
+// Active reports whether the incident still asks for attention.
+func (s IncidentStatus) Active() bool { return s == IncidentOpen || s == IncidentAcknowledged }
+
+// ParseIncidentStatus reads a status name.
+func ParseIncidentStatus(s string) (IncidentStatus, bool) {
+	switch st := IncidentStatus(s); st {
+	case IncidentOpen, IncidentAcknowledged, IncidentResolved, IncidentIgnored:
+		return st, true
+	}
+	return "", false
+}
+
+// Incident is one kept incident.
 type Incident struct {
-	Provider   string
-	Type       string
-	Error      ErrorKind
-	Message    string // the latest item's error message
-	Count      int
-	States     []State
+	ID string
+	IncidentKey
+	Provider   string   // from the type's card, filled by the Ledger
+	Namespaces []string // every namespace an item came from, sorted
+	Message    string   // the latest item's error message
 	FirstSeen  time.Time
 	LastSeen   time.Time
-	Namespaces []string
+	OpenItems  int // items on the desk now
+	TotalItems int // distinct items that ever joined
+	// States are the open items' states, in DeskStates order (a read
+	// fills it).
+	States []State
+	// Twins counts the open items a registration of the same content
+	// under another key waits on (twin_unresolved; a read fills it).
+	Twins  int
+	Status IncidentStatus
+	// AcknowledgedBy and AcknowledgedAt say who acknowledged it; cleared by
+	// a reopen.
+	AcknowledgedBy string
+	AcknowledgedAt *time.Time
+	Owner          Person // nobody: zero
+	// StatusBy and StatusAt say who last resolved, ignored or reopened it
+	// ("" by: Handoff, when its last item was decided).
+	StatusBy string
+	StatusAt *time.Time
+	// NotifiedAt and NotifiedTotal are the last notice's time and the
+	// total it announced: what growth notices are coalesced against.
+	NotifiedAt    *time.Time
+	NotifiedTotal int
+	Version       int64
 }
 
-// IncidentStore lists the desk's items by signature; the store package
-// implements it.
+// IncidentItem is one item of an incident as its page lists it: never the
+// content, which content_visible_to may keep from the reader.
+type IncidentItem struct {
+	OperationID string
+	Key         string
+	Namespace   string
+	State       State
+	Version     int64
+	Error       ErrorKind
+	Message     string
+	EnteredAt   time.Time
+	Open        bool // still on the desk in this incident
+	// Twin says a registration of the same content under another key
+	// waits for a person because of this one (twin_unresolved).
+	Twin bool
+}
+
+// IncidentEvent is one line of an incident's timeline: a triage action or
+// note by a person, or Handoff's own (auto-resolve).
+type IncidentEvent struct {
+	ID         string
+	IncidentID string
+	At         time.Time
+	Actor      string // the person's identity; "" for Handoff
+	Action     string
+	Text       string // the reason or note
+	Detail     string // e.g. the owner chosen
+	AuditID    string // the audit event recording it, for a person's action
+}
+
+// IncidentStore keeps incidents; the store package implements it.
 type IncidentStore interface {
-	DeskSignatures(ctx context.Context) ([]DeskItemSignature, error)
+	// Incidents lists every incident, active ones first, each with its
+	// open items' states.
+	Incidents(ctx context.Context) ([]Incident, error)
+	// Incident reads one incident, its items (open first, up to limit)
+	// and its timeline.
+	Incident(ctx context.Context, id string, limit int) (Incident, []IncidentItem, []IncidentEvent, error)
+	// TriageIncident loads the incident in a transaction, lets decide
+	// change it, and writes the incident (compare-and-set on its version),
+	// the timeline event and the audit event on the system stream.
+	TriageIncident(ctx context.Context, id string, decide func(Incident, time.Time) (Incident, IncidentEvent, AuditEvent, error)) (Incident, error)
 }
 
-// DeskIncidents groups the desk's items by provider, type and error, the
-// largest group first.
+// MaxIncidentItems bounds the items an incident page lists (and its bulk
+// form decides at once).
+const MaxIncidentItems = MaxBatch
+
+// DeskIncidents lists the kept incidents, active ones first.
 func (l *Ledger) DeskIncidents(ctx context.Context, actor Actor) ([]Incident, error) {
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return nil, err
 	}
-	sigs, err := l.Store.DeskSignatures(ctx)
-	if err != nil {
-		return nil, err
+	list, err := l.Store.Incidents(ctx)
+	for i := range list {
+		l.withProvider(&list[i])
 	}
-	byKey := map[[3]string]*Incident{}
-	var order [][3]string
-	for _, s := range sigs {
-		k := [3]string{s.Type, s.Error.Class, s.Error.Code}
-		in := byKey[k]
-		if in == nil {
-			in = &Incident{Type: s.Type, Error: s.Error, FirstSeen: s.Since, LastSeen: s.Updated}
-			if card, err := l.Cards.Get(s.Type); err == nil {
-				in.Provider = card.Provider
-			}
-			byKey[k] = in
-			order = append(order, k)
-		}
-		in.Count++
-		if s.Since.Before(in.FirstSeen) {
-			in.FirstSeen = s.Since
-		}
-		if !s.Updated.Before(in.LastSeen) {
-			in.LastSeen, in.Message = s.Updated, s.Message
-		}
-		if !slices.Contains(in.Namespaces, s.Namespace) {
-			in.Namespaces = append(in.Namespaces, s.Namespace)
-		}
-		if !slices.Contains(in.States, s.State) {
-			in.States = append(in.States, s.State)
-		}
+	return list, err
+}
+
+// DeskIncident reads one incident with its items and timeline.
+func (l *Ledger) DeskIncident(ctx context.Context, actor Actor, id string) (Incident, []IncidentItem, []IncidentEvent, error) {
+	if err := requirePerson(actor, RoleViewer); err != nil {
+		return Incident{}, nil, nil, err
 	}
-	out := make([]Incident, 0, len(order))
-	for _, k := range order {
-		slices.Sort(byKey[k].Namespaces)
-		out = append(out, *byKey[k])
+	in, items, events, err := l.Store.Incident(ctx, id, MaxIncidentItems)
+	l.withProvider(&in)
+	return in, items, events, err
+}
+
+func (l *Ledger) withProvider(in *Incident) {
+	if card, err := l.Cards.Get(in.Type); err == nil {
+		in.Provider = card.Provider
 	}
-	slices.SortStableFunc(out, func(a, b Incident) int {
-		if a.Count != b.Count {
-			return b.Count - a.Count
-		}
-		return a.FirstSeen.Compare(b.FirstSeen)
-	})
-	return out, nil
 }

@@ -108,6 +108,8 @@ type NotificationSummary struct {
 	Content       json.RawMessage
 	ResultRef     string
 	ResultData    json.RawMessage
+	// Incident is, for an incident's notice, the incident it tells of.
+	Incident *NotifiedIncident
 }
 
 // NotifiedError is the last error as a notification carries it.
@@ -187,6 +189,17 @@ func followUp(before Operation, ch *Change, env Env) {
 			typ = NotifyApprovalRequested
 		}
 		ch.Notifications = append(ch.Notifications, notificationsFor(*n, typ, action, "", env.Card.Destinations(), env)...)
+	}
+	// Incidents (incident_entry.go): only unknown_outcome and
+	// failed_terminal items, and never a drill's. Any move out of those
+	// states closes the item's membership, if it has one — also that of an
+	// item awaiting Handoff's own lookup, which migration 00019 may have
+	// put in an incident.
+	if moved && before.State.InDesk() {
+		ch.IncidentExit = &IncidentExit{OperationID: n.ID, EventID: env.NewID("iev"), At: env.Now}
+	}
+	if isIn && moved && n.State.InDesk() && n.Namespace != DrillNamespace {
+		ch.IncidentEntry = incidentEntry(*n, action, env)
 	}
 	if isIn && !moved && (n.Assignee != before.Assignee || n.AssigneeIssuer != before.AssigneeIssuer || n.AssigneeSubject != before.AssigneeSubject) {
 		n.AssignedAt = nil

@@ -48,6 +48,12 @@ type Change struct {
 	// DeskEntry is, for a change that puts the operation on the desk or
 	// awaiting approval, why (DeskReason).
 	DeskEntry string
+	// IncidentEntry and IncidentExit are, for a change that puts an
+	// unknown_outcome or failed_terminal item on the desk or takes it off,
+	// its incident's part (incident_entry.go), written in the same
+	// transaction.
+	IncidentEntry *IncidentEntry
+	IncidentExit  *IncidentExit
 	// LiveLease is set when the change was decided on the store's own
 	// record of what it last wrote (LeaseCache) rather than on a load: the
 	// write must then also find the lease live by the database's clock

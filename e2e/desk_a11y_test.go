@@ -61,10 +61,12 @@ func TestDesk_Accessibility(t *testing.T) {
 	s.drillReceipt(t, "crm.task.create")
 	b := newBrowser(t, s, idp, 1366, 900)
 	b.signIn(idp, adm, "/desk")
+	incident := b.firstIncident()
 	pages := []struct{ path, ready string }{
 		{"/desk", "main h1"},
 		{"/desk/queue", `[data-testid="queue-table"]`},
 		{"/desk/incidents", `[data-testid="incidents-table"]`},
+		{incident, `[data-testid="incident-timeline"]`},
 		{"/desk/operations", `[data-testid="queue-table"]`},
 		{"/desk/operations/" + deep, `[data-testid="timeline"]`},
 		{"/desk/operations/" + str(coupon.Body, "id"), `[data-testid="timeline"]`},

@@ -65,11 +65,11 @@ func needBrowser(t *testing.T) {
 
 // deskServer starts the server with OIDC sign-in through a mock provider:
 // group "ops" maps to operator, "leads" to approver, "admins" to admin.
-func deskServer(t *testing.T) (*server, *oidctest.Provider) {
+func deskServer(t *testing.T, extra ...string) (*server, *oidctest.Provider) {
 	t.Helper()
 	idp := oidctest.Start(t)
-	s := startServer(t, "HANDOFF_OIDC_ISSUER="+idp.Issuer(), "HANDOFF_OIDC_CLIENT_ID="+idp.ClientID,
-		"HANDOFF_OIDC_CLIENT_SECRET="+idp.ClientSecret, "HANDOFF_ROLE_MAP=ops=operator,leads=approver,admins=admin")
+	s := startServer(t, append([]string{"HANDOFF_OIDC_ISSUER=" + idp.Issuer(), "HANDOFF_OIDC_CLIENT_ID=" + idp.ClientID,
+		"HANDOFF_OIDC_CLIENT_SECRET=" + idp.ClientSecret, "HANDOFF_ROLE_MAP=ops=operator,leads=approver,admins=admin"}, extra...)...)
 	return s, idp
 }
 

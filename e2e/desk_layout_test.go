@@ -108,10 +108,12 @@ func TestDesk_Layout(t *testing.T) {
 	axe := axeSource(t)
 	b := newBrowser(t, s, idp, 1440, 900)
 	b.signIn(idp, adm, "/desk")
+	incident := b.firstIncident()
 	pages := []struct{ path, ready string }{
 		{"/desk", "main h1"},
 		{"/desk/queue", `[data-testid="queue-table"]`},
 		{"/desk/incidents", `[data-testid="incidents-table"]`},
+		{incident, `[data-testid="incident-timeline"]`},
 		{"/desk/operations", `[data-testid="queue-table"]`},
 		{"/desk/operations/" + deep, `[data-testid="timeline"]`},
 		{"/desk/operations/" + longError, `[data-testid="timeline"]`},

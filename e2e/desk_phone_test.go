@@ -134,6 +134,7 @@ func TestDesk_FrontDoorAndPhone(t *testing.T) {
 		{"/desk/audit", "main h1"},
 		{"/desk/types", `a[title^="sha256 "]`}, // with the last drill and its receipt
 		{"/desk/incidents", `[data-testid="incidents-table"]`},
+		{b.firstIncident(), `[data-testid="incident-timeline"]`},
 		{"/desk/operations", `[data-testid="queue-table"]`},
 		{"/desk/notifications", "main h1"},
 		{"/desk/operations/op_missing", "main h1"}, // a 404, which the browser logs

@@ -32,6 +32,9 @@ type receiver struct {
 	mu   sync.Mutex
 	seen map[string]int // webhook-id → deliveries
 	ops  map[string]string
+	// incidents are the incident notices in arrival order: "type id +new
+	// reopened=bool".
+	incidents []string
 	// hold, when set, blocks the next delivery until it is closed and
 	// reports its webhook-id on held.
 	hold chan struct{}
@@ -62,13 +65,23 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	var msg struct {
 		Type string `json:"type"`
 		Data struct {
-			ID      string `json:"id"`
-			DeskURL string `json:"desk_url"`
+			ID       string `json:"id"`
+			DeskURL  string `json:"desk_url"`
+			Incident *struct {
+				ID       string `json:"id"`
+				NewItems int    `json:"new_items"`
+				Reopened bool   `json:"reopened"`
+			} `json:"incident"`
 			// EnteredDeskAt is when it came to wait on a person (API.md).
 			EnteredDeskAt *time.Time `json:"entered_desk_at"`
 		} `json:"data"`
 	}
-	if err := json.Unmarshal(body, &msg); err != nil || msg.Data.ID == "" || !strings.HasSuffix(msg.Data.DeskURL, "/desk/operations/"+msg.Data.ID) {
+	err := json.Unmarshal(body, &msg)
+	page := "/desk/operations/" + msg.Data.ID
+	if in := msg.Data.Incident; in != nil {
+		page = "/desk/incidents/" + in.ID // an incident's notice leads to the incident
+	}
+	if err != nil || msg.Data.ID == "" || !strings.HasSuffix(msg.Data.DeskURL, page) {
 		r.t.Errorf("delivery %s: body %s", id, body)
 	}
 	if msg.Type != "operation.resolved" && (msg.Data.EnteredDeskAt == nil || msg.Data.EnteredDeskAt.IsZero()) {
@@ -89,6 +102,9 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	r.seen[id]++
 	r.ops[id] = msg.Type + " " + msg.Data.ID
+	if in := msg.Data.Incident; in != nil {
+		r.incidents = append(r.incidents, fmt.Sprintf("%s %s +%d reopened=%t", msg.Type, in.ID, in.NewItems, in.Reopened))
+	}
 	r.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 	r.got <- id

@@ -97,6 +97,21 @@ type Summary struct {
 	Content       json.RawMessage `json:"content,omitempty"`
 	ResultRef     string          `json:"result_ref,omitempty"`
 	ResultData    json.RawMessage `json:"result_data,omitempty"`
+	// Incident is, for an incident's notice (incident.opened,
+	// incident.grew), the incident; the rest is the item that entered.
+	Incident *Incident `json:"incident,omitempty"`
+}
+
+// Incident is the incident an incident's notice tells of.
+type Incident struct {
+	ID         string `json:"id"`
+	Status     string `json:"status"`
+	OpenItems  int    `json:"open_items"`
+	TotalItems int    `json:"total_items"`
+	NewItems   int    `json:"new_items"` // since the last notice
+	Reopened   bool   `json:"reopened,omitempty"`
+	Headline   string `json:"headline"` // "12 more items, 20 items in all"
+	DeskPath   string `json:"desk_path"`
 }
 
 // LastError is the operation's last error in a webhook's data.
@@ -113,6 +128,10 @@ func summaryOf(s domain.NotificationSummary) Summary {
 		Content: s.Content, ResultRef: s.ResultRef, ResultData: s.ResultData}
 	if e := s.LastError; e != nil {
 		w.LastError = &LastError{Class: e.Class, Code: e.Code, Message: e.Message}
+	}
+	if in := s.Incident; in != nil {
+		w.Incident = &Incident{ID: in.ID, Status: in.Status, OpenItems: in.OpenItems, TotalItems: in.TotalItems,
+			NewItems: in.NewItems, Reopened: in.Reopened, Headline: domain.GrowthWords(*in), DeskPath: in.DeskPath}
 	}
 	return w
 }
@@ -140,10 +159,25 @@ var headlines = map[string]string{
 	domain.NotifyResolved:          "resolved",
 }
 
+// incidentHead is an incident notice's headline in Slack.
+func incidentHead(s Summary) string {
+	e := ""
+	if s.LastError != nil {
+		e = " " + s.LastError.Class
+		if s.LastError.Code != "" {
+			e += ":" + s.LastError.Code
+		}
+	}
+	return fmt.Sprintf("Incident %s · %s%s %s", s.Provider, s.Type, e, s.Incident.Headline)
+}
+
 // slackMessage is a Slack incoming-webhook message in Block Kit: a summary,
 // the reason and a button to the desk item.
 func slackMessage(typ string, s Summary) map[string]any {
 	head := fmt.Sprintf("%s `%s` %s", s.Type, s.Key, headlines[typ])
+	if s.Incident != nil {
+		head = incidentHead(s)
+	}
 	reason := "*Reason:* " + s.Reason
 	if s.LastError != nil && s.LastError.Message != "" {
 		reason += " — " + s.LastError.Message

@@ -292,32 +292,3 @@ func (s *Store) CreateBatch(ctx context.Context, changes []domain.Change) error 
 }
 
 var _ domain.IncidentStore = (*Store)(nil)
-
-// DeskSignatures implements domain.IncidentStore: the desk's items with
-// what incidents group them by, read in one pass over the desk states.
-func (s *Store) DeskSignatures(ctx context.Context) ([]domain.DeskItemSignature, error) {
-	var rows []struct {
-		Type             string
-		Namespace        string
-		State            string
-		LastErrorClass   *string
-		LastErrorCode    *string
-		LastErrorMessage *string
-		CreatedAt        time.Time
-		UpdatedAt        time.Time
-	}
-	err := s.db.WithContext(ctx).Table("operations").
-		Select("type, namespace, state, last_error_class, last_error_code, last_error_message, created_at, updated_at").
-		Where("state IN ?", deskStateNames()).Order("created_at, id").Scan(&rows).Error
-	if err != nil {
-		return nil, translate(err, "desk incidents")
-	}
-	out := make([]domain.DeskItemSignature, len(rows))
-	for i, r := range rows {
-		st, _ := domain.ParseState(r.State)
-		out[i] = domain.DeskItemSignature{Type: r.Type, Namespace: r.Namespace, State: st,
-			Error:   domain.ErrorKind{Class: deref(r.LastErrorClass), Code: deref(r.LastErrorCode)},
-			Message: deref(r.LastErrorMessage), Since: r.CreatedAt.UTC(), Updated: r.UpdatedAt.UTC()}
-	}
-	return out, nil
-}

@@ -30,6 +30,18 @@ type outboxSummary struct {
 	Content       json.RawMessage `json:"content,omitempty"`
 	ResultRef     string          `json:"result_ref,omitempty"`
 	ResultData    json.RawMessage `json:"result_data,omitempty"`
+	Incident      *outboxIncident `json:"incident,omitempty"`
+}
+
+// outboxIncident is the incident an incident's notice tells of.
+type outboxIncident struct {
+	ID         string `json:"id"`
+	Status     string `json:"status"`
+	OpenItems  int    `json:"open_items"`
+	TotalItems int    `json:"total_items"`
+	NewItems   int    `json:"new_items"`
+	Reopened   bool   `json:"reopened,omitempty"`
+	DeskPath   string `json:"desk_path"`
 }
 
 type outboxError struct {
@@ -46,6 +58,10 @@ func encodeSummary(s domain.NotificationSummary) string {
 		Content: s.Content, ResultRef: s.ResultRef, ResultData: s.ResultData}
 	if e := s.LastError; e != nil {
 		o.LastError = &outboxError{Class: e.Class, Code: e.Code, Message: e.Message}
+	}
+	if in := s.Incident; in != nil {
+		o.Incident = &outboxIncident{ID: in.ID, Status: in.Status, OpenItems: in.OpenItems, TotalItems: in.TotalItems,
+			NewItems: in.NewItems, Reopened: in.Reopened, DeskPath: in.DeskPath}
 	}
 	// json.Marshal fails only on content that is not JSON, which the
 	// ledger never accepts; the column is then empty, and delivery reports
@@ -66,6 +82,10 @@ func decodeSummary(col string) (domain.NotificationSummary, error) {
 		Content: o.Content, ResultRef: o.ResultRef, ResultData: o.ResultData}
 	if e := o.LastError; e != nil {
 		s.LastError = &domain.NotifiedError{Class: e.Class, Code: e.Code, Message: e.Message}
+	}
+	if in := o.Incident; in != nil {
+		s.Incident = &domain.NotifiedIncident{ID: in.ID, Status: in.Status, OpenItems: in.OpenItems, TotalItems: in.TotalItems,
+			NewItems: in.NewItems, Reopened: in.Reopened, DeskPath: in.DeskPath}
 	}
 	return s, nil
 }

@@ -27,6 +27,7 @@ func TestOutboxSummary_readsStoredRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns, err := st.Notifications(ctx, op.ID)
+	ns = itemNotices(ns)
 	if err != nil || len(ns) != 2 {
 		t.Fatalf("outbox: %d %v", len(ns), err)
 	}
@@ -46,6 +47,7 @@ func TestOutboxSummary_readsStoredRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns, err = st.Notifications(ctx, op.ID)
+	ns = itemNotices(ns)
 	if err != nil || len(ns) != 2 {
 		t.Fatalf("outbox after the edit: %d %v", len(ns), err)
 	}

@@ -23,6 +23,19 @@ func notifyCards() domain.Cards {
 
 var dave = domain.Actor{Kind: domain.ActorPerson, Name: "dave", Email: "dave@example.com", Role: domain.RoleAdmin}
 
+// itemNotices leaves out the notices of the item's incident
+// (incident_entry.go): the tests of an item's own notifications count
+// those.
+func itemNotices(ns []domain.NotificationRecord) []domain.NotificationRecord {
+	var out []domain.NotificationRecord
+	for _, n := range ns {
+		if n.Summary.Incident == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // toDesk registers an operation and settles it as unknown_outcome.
 func toDesk(t *testing.T, l *domain.Ledger, key string) domain.Operation {
 	t.Helper()
@@ -56,6 +69,10 @@ func TestOutboxIsWrittenWithTheTransition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if all := len(ns); all != 2 {
+		t.Fatalf("outbox: %d notifications, want the item's and its incident's opening", all)
+	}
+	ns = itemNotices(ns)
 	if len(ns) != 1 || ns[0].Type != domain.NotifyHandedOff || ns[0].Status != domain.NotificationPending ||
 		ns[0].Destination.URL != "https://hooks.example.com/crm.task.create" || ns[0].Destination.SecretEnv != "S" {
 		t.Fatalf("outbox: %+v", ns)
@@ -79,14 +96,18 @@ func TestOutboxIsWrittenWithTheTransition(t *testing.T) {
 	if err := st.Apply(ctx, ch); domain.ErrorCode(err) != domain.EConflict {
 		t.Fatalf("stale apply: %v", err)
 	}
-	if ns, _ := st.Notifications(ctx, op.ID); len(ns) != 1 {
+	if ns, _ := st.Notifications(ctx, op.ID); len(itemNotices(ns)) != 1 {
 		t.Fatalf("a refused change left %d notifications", len(ns))
+	}
+	if list, _ := l.DeskIncidents(ctx, dave); len(list) != 1 || list[0].OpenItems != 1 {
+		t.Fatalf("a refused change moved the incident: %+v", list)
 	}
 	ch.FromVersion++
 	if err := st.Apply(ctx, ch); err != nil {
 		t.Fatal(err)
 	}
 	ns, _ = st.Notifications(ctx, op.ID)
+	ns = itemNotices(ns)
 	if len(ns) != 2 || ns[1].Type != domain.NotifyResolved {
 		t.Fatalf("after resolve: %+v", ns)
 	}

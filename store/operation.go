@@ -116,8 +116,21 @@ func writeTx(tx *gorm.DB, p writePlan) (bool, error) {
 			return false, domain.Errorf(domain.EConflict, "operation %s moved past version %d", g.id, g.version)
 		}
 	}
-	if len(p.outbox) > 0 {
-		if err := tx.Create(&p.outbox).Error; err != nil {
+	if p.incidentExit != nil {
+		if err := incidentExitTx(tx, *p.incidentExit); err != nil {
+			return false, err
+		}
+	}
+	outbox := p.outbox
+	if p.incidentEntry != nil {
+		notes, err := incidentEntryTx(tx, *p.incidentEntry)
+		if err != nil {
+			return false, err
+		}
+		outbox = append(append([]notificationRow{}, outbox...), notes...)
+	}
+	if len(outbox) > 0 {
+		if err := tx.Create(&outbox).Error; err != nil {
 			return false, err
 		}
 	}

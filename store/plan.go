@@ -43,6 +43,10 @@ type writePlan struct {
 	content *childWrite
 	events  []auditRow
 	outbox  []notificationRow
+	// incidentEntry and incidentExit are the incident's part of a desk
+	// entry or exit (incident.go), written in the transaction.
+	incidentEntry *domain.IncidentEntry
+	incidentExit  *domain.IncidentExit
 	// superseded is, for a new operation that supersedes a cancelled one,
 	// the original's update, written in the same transaction.
 	superseded *writePlan
@@ -103,6 +107,7 @@ func planOf(ch domain.Change, create bool) writePlan {
 	for _, n := range ch.Notifications {
 		p.outbox = append(p.outbox, toNotificationRow(n))
 	}
+	p.incidentEntry, p.incidentExit = ch.IncidentEntry, ch.IncidentExit
 	if orig := ch.Superseded; orig != nil {
 		sp := planChange(*orig)
 		p.superseded = &sp
@@ -114,12 +119,14 @@ func planOf(ch domain.Change, create bool) writePlan {
 // routeOf: the statements write the operation, its attempt, a new content
 // snapshot and its audit events; anything else (a supersede link, a
 // content approval or rejection, notifications, a repeat that changes
-// nothing) takes the transaction. The multi-row statement also leaves out
+// nothing, an item's entry into the desk or exit from it, which its
+// incident follows) takes the transaction. The multi-row statement also leaves out
 // an update with a content snapshot and a registration whose claim's
 // attempt already exists.
 func routeOf(ch domain.Change, create bool) route {
 	switch {
-	case ch.Superseded != nil || ch.Unchanged || len(ch.Notifications) > 0 || (ch.Content != nil && !ch.Content.New):
+	case ch.Superseded != nil || ch.Unchanged || len(ch.Notifications) > 0 || (ch.Content != nil && !ch.Content.New),
+		ch.IncidentEntry != nil || ch.IncidentExit != nil:
 		return routeTx
 	case create && ch.Attempt != nil && !ch.Attempt.New, !create && ch.Content != nil:
 		return routeSingle

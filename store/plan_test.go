@@ -18,7 +18,10 @@ type planCase struct {
 	route   route
 	attempt string // "", "insert", or "set " and the columns set
 	content string // "", "insert", or "set " and the columns set
-	outbox  int
+	// incident: the change puts its item on the desk, and its incident
+	// follows in the transaction; nothing else carries an incident part.
+	incident bool
+	outbox   int
 }
 
 // TestPlan_everyTransition: the plan of every kind of change — its route,
@@ -70,6 +73,11 @@ func TestPlan_everyTransition(t *testing.T) {
 		Result: &domain.Result{Ref: "r1", Data: json.RawMessage(`{"id":1}`)}})
 	doubt := decide(begun.Op, card, wf, domain.Settle{LeaseToken: begun.Op.LeaseToken, Outcome: domain.OutcomeUnknown,
 		Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Message: "no answer"}})
+	quiet := card
+	quiet.Notify = nil
+	quietBegun := register(quiet, "quiet", &domain.Claim{Worker: "w1", Begin: true})
+	quietDoubt := decide(quietBegun.Op, quiet, wf, domain.Settle{LeaseToken: quietBegun.Op.LeaseToken, Outcome: domain.OutcomeUnknown,
+		Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Message: "no answer"}})
 	note := decide(done.Op, card, person, domain.Note{Text: "seen"})
 	held := register(approval, "held", nil)
 	revise := decide(held.Op, approval, person, domain.Revise{Content: json.RawMessage(`{"a":2}`), Reason: "typo"})
@@ -92,7 +100,8 @@ func TestPlan_everyTransition(t *testing.T) {
 		{name: "heartbeat", ch: beat, route: routeMulti},
 		{name: "heartbeat on the lease cache", ch: live, route: routeMulti},
 		{name: "settle completed", ch: done, route: routeMulti, attempt: settled},
-		{name: "settle doubtful, notifying", ch: doubt, route: routeTx, attempt: settled, outbox: 1},
+		{name: "settle doubtful, notifying", ch: doubt, route: routeTx, attempt: settled, outbox: 1, incident: true},
+		{name: "settle doubtful, nobody to notify", ch: quietDoubt, route: routeTx, attempt: settled, incident: true},
 		{name: "note", ch: note, route: routeMulti},
 		{name: "revise", ch: revise, route: routeSingle, content: "insert"},
 		{name: "approve", ch: approve, route: routeTx, content: "set approved_by, approved_at"},
@@ -108,6 +117,9 @@ func TestPlan_everyTransition(t *testing.T) {
 			}
 			if p.create != c.create || p.route != c.route {
 				t.Errorf("create %v route %d, want %v %d", p.create, p.route, c.create, c.route)
+			}
+			if (p.incidentEntry != nil) != c.incident || p.incidentExit != nil {
+				t.Errorf("incident entry %v exit %v, want entry %v", p.incidentEntry != nil, p.incidentExit != nil, c.incident)
 			}
 			if got := childSummary(p.attempt); got != c.attempt {
 				t.Errorf("attempt %q, want %q", got, c.attempt)

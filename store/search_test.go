@@ -289,7 +289,7 @@ func TestList_OperationsSearchFollows(t *testing.T) {
 
 	// The handoff deletes no operation; one deleted by hand takes its text
 	// with it.
-	for _, table := range []string{"attempts", "content_versions", "notifications"} {
+	for _, table := range []string{"attempts", "content_versions", "notifications", "incident_items"} {
 		if err := store.Exec(ctx, s, "DELETE FROM "+table+" WHERE operation_id = ?", desk.ID); err != nil {
 			t.Fatal(err)
 		}

@@ -12,33 +12,9 @@ import (
 	"github.com/opshandoff/handoff/views/pages"
 )
 
-// Incidents and bulk decisions: the desk's items grouped by what failed,
-// and one decision previewed, then applied, for many of them
-// (domain/incident.go, domain/batch.go).
-
-func (s *server) incidents(c *gin.Context) {
-	person := me(c)
-	list, err := s.ledger.DeskIncidents(c.Request.Context(), person)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	v := pages.IncidentsView{Frame: s.frameFor(c, "Incidents", "queue"), CanAct: person.Role.AtLeast(domain.RoleOperator)}
-	for _, in := range list {
-		f := pages.QueueFilter{Type: in.Type, Error: in.Error.String()}
-		if f.Error == "" {
-			f.Error = ":" // items with no error: class and code both empty
-		}
-		states := make([]string, len(in.States))
-		for i, st := range in.States {
-			states[i] = st.String()
-		}
-		v.Incidents = append(v.Incidents, pages.IncidentRow{Provider: in.Provider, Type: in.Type, Error: or(in.Error.String(), "no error"),
-			Message: in.Message, Count: in.Count, States: strings.Join(states, ", "), Namespaces: strings.Join(in.Namespaces, ", "),
-			FirstSeen: in.FirstSeen, LastSeen: in.LastSeen, ItemsURL: queueURL(f, ""), Filter: f})
-	}
-	page(c, http.StatusOK, pages.Incidents(v), pages.Incidents(v))
-}
+// Bulk decisions: one decision previewed, then applied, for many items
+// (domain/batch.go) — selected in the queue, matching a filter, or an
+// incident's open items (incidents.go).
 
 // batchDecisions are the bulk form's choices as domain batches.
 var batchDecisions = map[string]struct {
@@ -135,7 +111,7 @@ func (s *server) batchPreview(c *gin.Context) {
 	b, fields, words, ferr := s.batchForm(c)
 	err = bothInvalid(err, ferr)
 	v := pages.BatchView{Frame: s.frameFor(c, "Preview", "queue"), Preview: true, Decision: words, Fields: fields,
-		Back: queueURL(f, ""), Matching: matching}
+		Back: returnTo(c, queueURL(f, "")), Matching: matching}
 	if err == nil {
 		b.Items, b.Preview = items, true
 		_, err = s.showBatch(c, &v, b)

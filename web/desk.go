@@ -36,7 +36,9 @@ func (s *server) deskRoutes(e *gin.Engine) {
 	g.GET("/notifications", s.notifications)                  // notifications.go
 	g.POST("/notifications/:id/resend", s.resendNotification) // notifications.go
 	g.GET("/drills/:id", s.drillReceipt)
-	g.GET("/incidents", s.incidents)
+	g.GET("/incidents", s.incidents) // incidents.go
+	g.GET("/incidents/:id", s.incident)
+	g.POST("/incidents/:id/:action", s.triage)
 	g.GET("/operations", s.operations)
 	g.POST("/batch/preview", s.batchPreview)
 	g.POST("/batch", s.batchApply)

@@ -82,6 +82,14 @@ func BulkDecisions(states string) []Option {
 	return out
 }
 
+// backWords names the page a bulk preview goes back to.
+func backWords(back string) string {
+	if strings.HasPrefix(back, "/desk/incidents/") {
+		return "Back to the incident"
+	}
+	return "Back to the queue"
+}
+
 // thousands writes n with a comma between thousands: 1,000.
 func thousands(n int) string {
 	s := strconv.Itoa(n)

@@ -201,6 +201,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/incidents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The incidents: desk items grouped by type and error, with their triage status, active ones first (a person with a role)
+         * @description The incidents: the desk's unknown_outcome and failed_terminal items grouped by type and error class and code, kept with their triage (open, acknowledged, resolved, ignored), owner and counts; active ones first. Read-only; people triage on the desk. Never content.
+         */
+        get: operations["listIncidents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/openapi.json": {
         parameters: {
             query?: never;
@@ -1977,6 +1997,106 @@ export interface operations {
             };
             /** @description Not Found (problem details) */
             404: {
+                headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error (problem details) */
+            500: {
+                headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable (problem details) */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listIncidents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the incidents */
+            200: {
+                headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: date-time */
+                            acknowledged_at: string | null;
+                            acknowledged_by: string | null;
+                            desk_path: string;
+                            /** @description the items' error class; empty for items without an error */
+                            error_class: string;
+                            error_code: string;
+                            /** Format: date-time */
+                            first_seen: string;
+                            id: string;
+                            /** Format: date-time */
+                            last_seen: string;
+                            /** @description the latest item's error message */
+                            message: string;
+                            namespaces: string[];
+                            /** @description items on the desk now */
+                            open_items: number;
+                            /** @description the owner's identity (email, or subject); null for nobody */
+                            owner: string | null;
+                            provider: string;
+                            /** @description the open items' states */
+                            states: string[];
+                            /** @enum {string} */
+                            status: "open" | "acknowledged" | "resolved" | "ignored";
+                            /** @description distinct items that ever joined it */
+                            total_items: number;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Unauthorized (problem details) */
+            401: {
+                headers: {
+                    /** @description the scheme to authenticate with: Bearer */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (problem details) */
+            403: {
                 headers: {
                     /** @description the request's ID, the caller's when it sent a plain one */
                     "X-Request-ID"?: string;
