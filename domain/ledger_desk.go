@@ -19,6 +19,8 @@ type DeskStore interface {
 	// DeskCounts counts the desk's items by state, for the navigation of
 	// every page: one indexed count.
 	DeskCounts(ctx context.Context) (map[State]int, error)
+	// DeskCount counts what DeskList finds for q over all its pages.
+	DeskCount(ctx context.Context, q ListQuery) (int, error)
 }
 
 // DeskStates are the states only a person can resolve, in queue order.

@@ -41,6 +41,20 @@ func (s *Store) List(ctx context.Context, q domain.ListQuery) ([]domain.Operatio
 // listSQL is List's query for q, its arguments and the page's size; the
 // query asks for one row more, to tell whether a next page exists.
 func (s *Store) listSQL(q domain.ListQuery) (string, []any, int, error) {
+	where, args, err := s.listWhere(q)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	return "SELECT * FROM operations WHERE " + where + " ORDER BY created_at, id LIMIT ?",
+		append(args, limit+1), limit, nil
+}
+
+// listWhere is List's condition for q and its arguments.
+func (s *Store) listWhere(q domain.ListQuery) (string, []any, error) {
 	where, args := []string{"1 = 1"}, []any{}
 	add := func(cond string, a ...any) { where = append(where, cond); args = append(args, a...) }
 	if q.Namespace != "" {
@@ -102,16 +116,11 @@ func (s *Store) listSQL(q domain.ListQuery) (string, []any, int, error) {
 	if q.Cursor != "" {
 		at, id, err := decodeCursor(q.Cursor)
 		if err != nil {
-			return "", nil, 0, domain.Invalid(domain.FieldError{Field: "cursor", Message: "is not a cursor this server issued"})
+			return "", nil, domain.Invalid(domain.FieldError{Field: "cursor", Message: "is not a cursor this server issued"})
 		}
 		add("(created_at > ? OR (created_at = ? AND id > ?))", at, at, id)
 	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 50
-	}
-	return "SELECT * FROM operations WHERE " + strings.Join(where, " AND ") + " ORDER BY created_at, id LIMIT ?",
-		append(args, limit+1), limit, nil
+	return strings.Join(where, " AND "), args, nil
 }
 
 // searchColumns are what a search matches a substring of, lowercased.

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -138,14 +137,7 @@ func TestDeskLookup(t *testing.T) {
 	// The overview: one settled by the lookup, one by a person; of the
 	// three timeouts, two came to wait on a person.
 	overview := d.get("ada", "/desk").want(200)
-	entered := 0
-	for _, row := range overview.all("day-row") {
-		if f := strings.Fields(text(row)); len(f) >= 2 {
-			n, _ := strconv.Atoi(f[len(f)-2])
-			entered += n
-		}
-	}
-	if entered != 2 {
+	if entered := chartSum(overview, "chart-daily", 1); entered != 2 {
 		t.Fatalf("the overview counts %d desk entries, want 2: the one the lookup settled never waited on a person", entered)
 	}
 	if got := overview.text("settled-by-lookup"); !strings.Contains(got, "1 settled by Handoff's own lookup") ||

@@ -62,6 +62,9 @@ func (s *server) listPage(c *gin.Context, all bool) {
 		var ops []domain.Operation
 		var next string
 		ops, next, err = s.ledger.DeskQueue(c.Request.Context(), person, q, f.Provider)
+		if err == nil {
+			v.Total, err = s.ledger.DeskQueueTotal(c.Request.Context(), person, q, f.Provider)
+		}
 		now := time.Now()
 		v.Updated = now
 		for _, op := range ops {
@@ -102,7 +105,8 @@ func queueFilter(c *gin.Context) pages.QueueFilter { return filterFrom(c.Query, 
 func filterFrom(get func(string) string, assignee string) pages.QueueFilter {
 	return pages.QueueFilter{Q: strings.TrimSpace(get("q")), State: get("state"), Type: get("type"),
 		Provider: get("provider"), Namespace: get("namespace"), Assignee: get(assignee),
-		Age: get("age"), Mine: get("mine") != "", Error: get("error")}
+		Age: get("age"), Mine: get("mine") != "", Error: get("error"),
+		Within: get("within"), Entered: get("entered"), Resolved: get("resolved")}
 }
 
 // queueQuery turns the filter into the Ledger's list query.
@@ -133,7 +137,7 @@ func queueQuery(f pages.QueueFilter, person domain.Actor, cursor string, now tim
 		}
 		q.InDeskBefore = now.Add(-d)
 	}
-	return q, nil
+	return q, windows(&q, f, now)
 }
 
 // everyState widens the queue's query to every state for the Operations
@@ -157,7 +161,8 @@ func queueURL(f pages.QueueFilter, cursor string) string { return listURL("/desk
 func listURL(path string, f pages.QueueFilter, cursor string) string {
 	vals := url.Values{}
 	for k, v := range map[string]string{"q": f.Q, "state": f.State, "type": f.Type, "provider": f.Provider,
-		"namespace": f.Namespace, "assignee": f.Assignee, "age": f.Age, "error": f.Error, "cursor": cursor} {
+		"namespace": f.Namespace, "assignee": f.Assignee, "age": f.Age, "error": f.Error, "cursor": cursor,
+		"within": f.Within, "entered": f.Entered, "resolved": f.Resolved} {
 		if v != "" {
 			vals.Set(k, v)
 		}
