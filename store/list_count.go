@@ -18,7 +18,9 @@ func (s *Store) DeskCount(ctx context.Context, q domain.ListQuery) (int, error) 
 		return 0, err
 	}
 	var n int64
-	count := func(db *gorm.DB) error { return db.Raw("SELECT COUNT(*) FROM operations WHERE "+where, args...).Scan(&n).Error }
+	count := func(db *gorm.DB) error {
+		return db.Raw("SELECT COUNT(*) FROM operations WHERE "+where, args...).Scan(&n).Error
+	}
 	if s.dialect != "postgres" || q.Text == "" {
 		err = count(s.db.WithContext(ctx))
 	} else {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/notify"
 	"github.com/opshandoff/handoff/reconcile"

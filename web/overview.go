@@ -31,7 +31,9 @@ func (s *server) overview(c *gin.Context) {
 }
 
 // link is a list page's address for a filter, without an empty query.
-func link(path string, f pages.QueueFilter) string { return strings.TrimSuffix(listURL(path, f, ""), "?") }
+func link(path string, f pages.QueueFilter) string {
+	return strings.TrimSuffix(listURL(path, f, ""), "?")
+}
 
 // overviewView lays the overview out; every figure links to the list
 // filtered to exactly what it counts (domain.Overview).
