@@ -18,7 +18,9 @@ type DeskStore interface {
 	DeskList(ctx context.Context, q ListQuery) ([]Operation, string, error)
 	// DeskCounts counts the desk's items by state, for the navigation of
 	// every page: one indexed count.
-	DeskCounts(ctx context.Context) (map[State]int, error)
+	// Those of the awaitingLookupOf types that await Handoff's own
+	// lookup are on no list yet, so not counted (ListQuery.AwaitingLookupOf).
+	DeskCounts(ctx context.Context, awaitingLookupOf []string) (map[State]int, error)
 	// DeskCount counts what DeskList finds for q over all its pages.
 	DeskCount(ctx context.Context, q ListQuery) (int, error)
 }
@@ -75,7 +77,7 @@ func (l *Ledger) DeskCounts(ctx context.Context, actor Actor) (map[State]int, er
 	if err != nil {
 		return nil, err
 	}
-	return ds.DeskCounts(ctx)
+	return ds.DeskCounts(ctx, l.Cards.LookupTypes())
 }
 
 // DeskQueue pages through the desk's queue: List for people, with the

@@ -48,13 +48,17 @@ func (s *Store) scanCounts(ctx context.Context, n int, sql string, args ...any) 
 }
 
 // DeskCounts implements domain.DeskStore: the desk index answers it.
-func (s *Store) DeskCounts(ctx context.Context) (map[domain.State]int, error) {
+func (s *Store) DeskCounts(ctx context.Context, awaitingLookupOf []string) (map[domain.State]int, error) {
 	var counts []struct {
 		State string
 		N     int
 	}
-	err := s.db.WithContext(ctx).Raw("SELECT state, COUNT(*) AS n FROM operations WHERE state IN ? GROUP BY state",
-		deskStateNames()).Scan(&counts).Error
+	sql, args := "SELECT state, COUNT(*) AS n FROM operations WHERE state IN ?", []any{deskStateNames()}
+	if len(awaitingLookupOf) > 0 { // as List's AwaitingLookupOf
+		sql += " AND NOT (state = 'unknown_outcome' AND desk_entered_at IS NULL AND type IN ?)"
+		args = append(args, awaitingLookupOf)
+	}
+	err := s.db.WithContext(ctx).Raw(sql+" GROUP BY state", args...).Scan(&counts).Error
 	if err != nil {
 		return nil, translate(err, "desk counts")
 	}
