@@ -48,13 +48,13 @@ func (c Chart) format(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// The plot's geometry in SVG user units: a 360 × 180 box, room on the left
+// The plot's geometry in SVG user units: a 360 × 150 box, room on the left
 // for the scale and below for the axis's labels.
 const (
 	plotLeft, plotRight = 34, 356
-	plotTop, plotBottom = 8, 150
+	plotTop, plotBottom = 8, 124
 	chartWidth          = 360
-	chartHeight         = 180
+	chartHeight         = 150
 )
 
 // ViewBox is the chart's SVG viewBox.
