@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,4 +136,25 @@ func TestDesk_OverviewFiguresEqualTheirLists(t *testing.T) {
 	}
 	// A type the cards do not know is a bad request, not an empty desk.
 	d.get("ada", "/desk?type=nope").want(http.StatusUnprocessableEntity)
+}
+
+// TestDesk_ListWindowsRefuseBadInput: a window the list cannot read is
+// named beside the form, and nothing is listed or counted as if it matched.
+func TestDesk_ListWindowsRefuseBadInput(t *testing.T) {
+	d := newDesk(t)
+	d.intoDesk("evt_1:crm_task", true)
+	for _, q := range []string{"within=soon", "entered=-1h", "resolved=0d"} {
+		p := d.get("ada", "/desk/operations?"+q).want(http.StatusOK)
+		field, _, _ := strings.Cut(q, "=")
+		if got := p.text("queue-problem"); !strings.Contains(got, field) {
+			t.Errorf("%s: problem %q", q, got)
+		}
+		p.none("list-total")
+		p.none("queue-empty")
+	}
+	// A good one is kept in the form, where it can be cleared.
+	p := d.get("ada", "/desk/queue?within=1h").want(http.StatusOK)
+	if box := p.one("queue-within"); attr(box, "value") != "1h" || attr(p.one("list-total"), "data-total") != "1" {
+		t.Fatalf("within: %v", box)
+	}
 }
