@@ -66,8 +66,8 @@ func (s *Store) overview(ctx context.Context, q domain.OverviewQuery) (domain.Ov
 	desk := listed.and("state IN ?", deskStateNames())
 	db := s.db.WithContext(ctx)
 
-	// By state from the desk index alone; then the items awaiting the
-	// lookup, from their own partial index (migration 00015), taken out.
+	// By state in one pass; then the items awaiting the lookup, from
+	// their own partial index (migration 00015), taken out.
 	var states []struct {
 		State string
 		N     int
