@@ -66,13 +66,18 @@ func (s *Store) overview(ctx context.Context, q domain.OverviewQuery) (domain.Ov
 	desk := listed.and("state IN ?", deskStateNames())
 	db := s.db.WithContext(ctx)
 
-	// By state in one pass; then the items awaiting the lookup, from
-	// their own partial index (migration 00015), taken out.
+	// By state; then the items awaiting the lookup, from their own
+	// partial index (migration 00015), taken out.
 	var states []struct {
 		State string
 		N     int
 	}
-	if err := db.Raw("SELECT state, COUNT(*) AS n FROM operations WHERE "+all.where+" GROUP BY state", all.args...).Scan(&states).Error; err != nil {
+	names := make([]string, len(domain.States))
+	for i, st := range domain.States {
+		names[i] = st.String()
+	}
+	byState := all.and("state IN ?", names) // read from the desk index, which holds every state
+	if err := db.Raw("SELECT state, COUNT(*) AS n FROM operations WHERE "+byState.where+" GROUP BY state", byState.args...).Scan(&states).Error; err != nil {
 		return out, err
 	}
 	for _, r := range states {
@@ -89,7 +94,7 @@ func (s *Store) overview(ctx context.Context, q domain.OverviewQuery) (domain.Ov
 		out.AwaitingLookup = int(n)
 		out.ByState[domain.UnknownOutcome] -= int(n)
 	}
-	if out.AgeBands, err = s.ageBands(ctx, desk, now, q.Bands); err != nil {
+	if err := s.deskLoads(ctx, &out, desk, q.Bands); err != nil {
 		return out, err
 	}
 	if err := s.flows(ctx, &out, all, q); err != nil {
@@ -98,17 +103,6 @@ func (s *Store) overview(ctx context.Context, q domain.OverviewQuery) (domain.Ov
 	start := dayStart(now, q.Days)
 	if out.SettledByLookup, err = s.settledByLookupOf(ctx, q.Type, start); err != nil {
 		return out, err
-	}
-	var loads []struct {
-		Assignee string
-		N        int
-	}
-	if err := db.Raw("SELECT assignee, COUNT(*) AS n FROM operations WHERE "+desk.where+
-		" GROUP BY assignee ORDER BY COUNT(*) DESC, assignee", desk.args...).Scan(&loads).Error; err != nil {
-		return out, err
-	}
-	for _, l := range loads {
-		out.ByAssignee = append(out.ByAssignee, domain.AssigneeLoad{Assignee: l.Assignee, Items: l.N})
 	}
 	var latest []struct {
 		ID, Key, Type, State string
@@ -137,24 +131,46 @@ func (s *Store) overview(ctx context.Context, q domain.OverviewQuery) (domain.Ov
 	return out, nil
 }
 
-// ageBands counts the desk items per band: those that started waiting at
-// or after each bound (now less the band's upper end), then differences —
-// the queue's "within" and "older than" (store.List's InDeskSince and
-// InDeskBefore) on the same column.
-func (s *Store) ageBands(ctx context.Context, desk scope, now time.Time, bands []time.Duration) ([]int, error) {
-	cols, args := []string{"COUNT(*)"}, []any{}
+// deskLoads reads the desk items by assignee, and with each assignee's
+// count how many started waiting at or after each band's bound (now less
+// its upper end), in one pass over the desk states: the bands are the
+// differences of their sums — the queue's "within" and "older than"
+// (store.List's InDeskSince and InDeskBefore) on the same column.
+func (s *Store) deskLoads(ctx context.Context, out *domain.Overview, desk scope, bands []time.Duration) error {
+	cols, args := []string{"assignee", "COUNT(*)"}, []any{}
 	for _, b := range bands {
 		if b > 0 {
 			cols = append(cols, "COALESCE(SUM(CASE WHEN COALESCE(desk_entered_at, created_at) >= ? THEN 1 ELSE 0 END), 0)")
-			args = append(args, now.Add(-b))
+			args = append(args, out.Now.Add(-b))
 		}
 	}
-	cum, err := s.scanCounts(ctx, len(cols), "SELECT "+strings.Join(cols, ", ")+" FROM operations WHERE "+desk.where,
-		append(args, desk.args...)...)
+	rows, err := s.db.WithContext(ctx).Raw("SELECT "+strings.Join(cols, ", ")+" FROM operations WHERE "+desk.where+
+		" GROUP BY assignee ORDER BY COUNT(*) DESC, assignee", append(args, desk.args...)...).Rows()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return differences(cum[1:], cum[0], len(bands)), nil
+	defer rows.Close()
+	cum := make([]int64, len(cols)-1)
+	for rows.Next() {
+		var who string
+		n := make([]int64, len(cum))
+		dest := []any{&who}
+		for i := range n {
+			dest = append(dest, &n[i])
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		for i := range n {
+			cum[i] += n[i]
+		}
+		out.ByAssignee = append(out.ByAssignee, domain.AssigneeLoad{Assignee: who, Items: int(n[0])})
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	out.AgeBands = differences(cum[1:], cum[0], len(bands))
+	return nil
 }
 
 // dayStart is the midnight (UTC) that begins the first of the last days.
@@ -162,14 +178,18 @@ func dayStart(now time.Time, days int) time.Time {
 	return now.UTC().Truncate(24*time.Hour).AddDate(0, 0, -(days - 1))
 }
 
-// settledByLookupOf is settledByLookup for one type's operations, or all.
+// settledByLookupOf counts the lookups' conclusions that needed no person
+// since a time, of one type's operations or of all.
 func (s *Store) settledByLookupOf(ctx context.Context, typ string, since time.Time) (int, error) {
-	if typ == "" {
-		return s.settledByLookup(ctx, since)
+	// The lifecycle's condition, verbatim, lets the count read the partial
+	// index of decisions (migration 00016) rather than every event since.
+	sql, args := "SELECT COUNT(*) FROM audit_events WHERE action IN ? AND at > ? AND "+notLifecycle,
+		[]any{[]string{domain.ActionLookedUp, domain.ActionLookupNotFound}, since}
+	if typ != "" {
+		sql += " AND EXISTS (SELECT 1 FROM operations o WHERE o.id = audit_events.operation_id AND o.type = ?)"
+		args = append(args, typ)
 	}
 	var n int64
-	err := s.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM audit_events e JOIN operations o ON o.id = e.operation_id"+
-		" WHERE e.action IN ? AND e.at > ? AND o.type = ?",
-		[]string{domain.ActionLookedUp, domain.ActionLookupNotFound}, since, typ).Scan(&n).Error
+	err := s.db.WithContext(ctx).Raw(sql, args...).Scan(&n).Error
 	return int(n), err
 }

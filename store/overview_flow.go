@@ -23,10 +23,17 @@ func (s *Store) bucketOf(col string, unit time.Duration) string {
 }
 
 // flows fills the overview's hourly and daily entries and decisions, and
-// the time to resolve of the decisions since the first day.
+// the time to resolve of the decisions since the first day: one pass over
+// the window's entries (migration 00017's index), counted in SQL by day
+// and by hour, and one over its decisions, read to take their stays'
+// percentiles and bucketed here as the lists' filters bound them (>=).
 func (s *Store) flows(ctx context.Context, out *domain.Overview, all scope, q domain.OverviewQuery) error {
 	hours := out.Now.Add(-time.Duration(q.Hours) * time.Hour)
 	days := dayStart(out.Now, q.Days)
+	since := days
+	if hours.Before(days) {
+		since = hours
+	}
 	out.PerHour = make([]domain.Flow, q.Hours)
 	for i := range out.PerHour {
 		out.PerHour[i].Start = hours.Add(time.Duration(i) * time.Hour)
@@ -35,65 +42,65 @@ func (s *Store) flows(ctx context.Context, out *domain.Overview, all scope, q do
 	for i := range out.PerDay {
 		out.PerDay[i].Start = days.AddDate(0, 0, i)
 	}
-	entered := func(since time.Time) scope { return all.and("desk_entered_at >= ?", since) }
-	resolved := func(since time.Time) scope {
-		return all.and("resolution_by IS NOT NULL AND resolution_at >= ?", since)
+	// A time a clock put ahead of now counts in the newest bucket.
+	into := func(flows []domain.Flow, i int) *domain.Flow { return &flows[min(i, len(flows)-1)] }
+
+	entered := all.and("desk_entered_at >= ?", since)
+	var rows []struct {
+		D, H int64
+		N    int
 	}
-	for _, c := range []struct {
-		col    string
-		cond   scope
-		origin time.Time
-		unit   time.Duration
-		into   []domain.Flow
-		field  func(*domain.Flow) *int
-		total  *int
-	}{
-		{"desk_entered_at", entered(hours), hours, time.Hour, out.PerHour, func(f *domain.Flow) *int { return &f.Entered }, &out.EnteredHours},
-		{"resolution_at", resolved(hours), hours, time.Hour, out.PerHour, func(f *domain.Flow) *int { return &f.Resolved }, &out.ResolvedHours},
-		{"desk_entered_at", entered(days), days, 24 * time.Hour, out.PerDay, func(f *domain.Flow) *int { return &f.Entered }, &out.EnteredDays},
-		{"resolution_at", resolved(days), days, 24 * time.Hour, out.PerDay, func(f *domain.Flow) *int { return &f.Resolved }, &out.ResolvedDays},
-	} {
-		var rows []struct {
-			B int64
-			N int
+	sql := "SELECT CASE WHEN desk_entered_at >= ? THEN " + s.bucketOf("desk_entered_at", 24*time.Hour) + " ELSE -1 END AS d, " +
+		"CASE WHEN desk_entered_at >= ? THEN " + s.bucketOf("desk_entered_at", time.Hour) + " ELSE -1 END AS h, " +
+		"COUNT(*) AS n FROM operations WHERE " + entered.where + " GROUP BY 1, 2"
+	if err := s.db.WithContext(ctx).Raw(sql, append([]any{days, days, hours, hours}, entered.args...)...).Scan(&rows).Error; err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.D >= 0 {
+			into(out.PerDay, int(r.D)).Entered += r.N
+			out.EnteredDays += r.N
 		}
-		sql := "SELECT " + s.bucketOf(c.col, c.unit) + " AS b, COUNT(*) AS n FROM operations WHERE " + c.cond.where + " GROUP BY 1"
-		if err := s.db.WithContext(ctx).Raw(sql, append([]any{c.origin}, c.cond.args...)...).Scan(&rows).Error; err != nil {
-			return err
-		}
-		for _, r := range rows {
-			// A time a clock put ahead of now counts in the newest bucket.
-			i := min(max(int(r.B), 0), len(c.into)-1)
-			*c.field(&c.into[i]) += r.N
-			*c.total += r.N
+		if r.H >= 0 {
+			into(out.PerHour, int(r.H)).Entered += r.N
+			out.EnteredHours += r.N
 		}
 	}
-	return s.stays(ctx, out, resolved(days), days)
+	return s.decisions(ctx, out, all.and("resolution_by IS NOT NULL AND resolution_at >= ?", since), hours, days)
 }
 
-// stays reads the desk stays that the decisions since start ended — desk
-// entry to resolution — for the time to resolve per day and overall. A
-// resolution before its desk entry belongs to an earlier stay (the item
-// came back since) and is left out.
-func (s *Store) stays(ctx context.Context, out *domain.Overview, cond scope, start time.Time) error {
+// decisions counts the decisions by hour since hours and by day since
+// days, and takes the time to resolve of the desk stays those since days
+// ended — desk entry to resolution. A resolution before its desk entry
+// belongs to an earlier stay (the item came back since): it counts as a
+// decision, its stay is left out.
+func (s *Store) decisions(ctx context.Context, out *domain.Overview, cond scope, hours, days time.Time) error {
 	var rows []struct {
-		DeskEnteredAt time.Time
+		DeskEnteredAt *time.Time
 		ResolutionAt  time.Time
 	}
-	if err := s.db.WithContext(ctx).Raw("SELECT desk_entered_at, resolution_at FROM operations WHERE "+cond.where+
-		" AND desk_entered_at IS NOT NULL", cond.args...).Scan(&rows).Error; err != nil {
+	if err := s.db.WithContext(ctx).Raw("SELECT desk_entered_at, resolution_at FROM operations WHERE "+cond.where,
+		cond.args...).Scan(&rows).Error; err != nil {
 		return err
 	}
 	var every []time.Duration
 	perDay := make([][]time.Duration, len(out.PerDay))
 	for _, r := range rows {
-		d := r.ResolutionAt.Sub(r.DeskEnteredAt)
-		if d < 0 {
+		at := r.ResolutionAt
+		if !at.Before(hours) {
+			out.PerHour[min(int(at.Sub(hours)/time.Hour), len(out.PerHour)-1)].Resolved++
+			out.ResolvedHours++
+		}
+		if at.Before(days) {
 			continue
 		}
-		i := min(max(int(r.ResolutionAt.Sub(start)/(24*time.Hour)), 0), len(perDay)-1)
-		perDay[i] = append(perDay[i], d)
-		every = append(every, d)
+		i := min(int(at.Sub(days)/(24*time.Hour)), len(perDay)-1)
+		out.PerDay[i].Resolved++
+		out.ResolvedDays++
+		if in := r.DeskEnteredAt; in != nil && !at.Before(*in) {
+			perDay[i] = append(perDay[i], at.Sub(*in))
+			every = append(every, at.Sub(*in))
+		}
 	}
 	for i, ds := range perDay {
 		slices.Sort(ds)
