@@ -149,4 +149,3 @@ func (s *Store) CloseLookup(ctx context.Context, c domain.LookupClaim, conclusio
 		Update("conclusion", conclusion).Error
 	return translate(err, "lookup")
 }
-
