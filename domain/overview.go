@@ -19,7 +19,10 @@ import (
 //     approval entry (DeskEnteredAt) is within it, in any state now — the
 //     Operations page's entered filter;
 //   - decided by a person within a window: operations whose last person's
-//     resolution (Resolution.At) is within it — the resolved filter.
+//     resolution (Resolution.At: a desk decision, or an approval rejected;
+//     an approval given is no resolution) is within it — the resolved
+//     filter;
+//   - awaiting approval: the state's count, as per state.
 //
 // An operation counts once per figure however often it came back: the
 // figures count operations, as the lists list them.
@@ -50,8 +53,8 @@ type Overview struct {
 	EnteredHours, ResolvedHours int
 	PerHour                     []Flow // oldest first; Start is Now less whole hours
 	PerDay                      []Flow // oldest first; Start is the day's midnight UTC
-	// EnteredDays and ResolvedDays are the operations handed to a person and decided by one since the first day's midnight:
-	// the PerDay sums.
+	// EnteredDays and ResolvedDays are the operations handed to a person
+	// and decided by one since the first day's midnight: the PerDay sums.
 	EnteredDays, ResolvedDays int
 	// P50 and P90 are the desk stays the decisions since the first day
 	// ended (desk entry to resolution), nearest rank.
@@ -59,7 +62,7 @@ type Overview struct {
 	SettledByLookup int // lookups' conclusions that needed no person since the first day
 	ByAssignee      []AssigneeLoad
 	Latest          []DeskEntry // the latest entries, newest first
-	Oldest          *Operation  // the desk item that waited longest
+	Oldest          *Operation  // the desk item created first: the queue's first row
 }
 
 // InDesk is how many items the queue holds.
