@@ -24,7 +24,7 @@ func (s *Store) bucketOf(col string, unit time.Duration) string {
 
 // flows fills the overview's hourly and daily entries and decisions, and
 // the time to resolve of the decisions since the first day: one pass over
-// the window's entries (migration 00017's index), counted in SQL by day
+// the window's entries (migration 00021's index), counted in SQL by day
 // and by hour, and one over its decisions, read to take their stays'
 // percentiles and bucketed here as the lists' filters bound them (>=).
 func (s *Store) flows(ctx context.Context, out *domain.Overview, all scope, q domain.OverviewQuery) error {
