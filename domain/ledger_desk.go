@@ -12,11 +12,6 @@ import (
 // DeskStore is what the desk reads from persistence beyond Store. The store
 // package implements it; the Ledger finds it on its Store.
 type DeskStore interface {
-	// DeskSummary counts operations by state and the desk's items by age
-	// band (each band's upper bound, oldest band unbounded), and lists what
-	// entered the desk since now-window: the total, the count per hour
-	// (oldest hour first) and the latest few entries.
-	DeskSummary(ctx context.Context, bands []time.Duration, window time.Duration, latest int) (DeskSummary, error)
 	// DeskList is Store.List planned for each search's own values: the
 	// desk searches as a person types, and a plan made once for every text
 	// may read every operation.
@@ -26,22 +21,13 @@ type DeskStore interface {
 	DeskCount(ctx context.Context, q ListQuery) (int, error)
 	// DeskCounts counts the desk's items by state, for the navigation of
 	// every page: one indexed count.
-	DeskCounts(ctx context.Context) (map[State]int, error)
+	// Those of the awaitingLookupOf types that await Handoff's own
+	// lookup are on no list yet, so not counted (ListQuery.AwaitingLookupOf).
+	DeskCounts(ctx context.Context, awaitingLookupOf []string) (map[State]int, error)
 }
 
 // DeskStates are the states only a person can resolve, in queue order.
 var DeskStates = []State{UnknownOutcome, FailedTerminal}
-
-// DeskSummary is the desk at a glance.
-type DeskSummary struct {
-	Now      time.Time // the database's clock
-	ByState  map[State]int
-	AgeBands []int // desk items per band of DeskAgeBands
-	Entered  int   // entries into the desk within the window
-	PerHour  []int // entries per hour of the window, oldest hour first
-	Latest   []DeskEntry
-	Oldest   *Operation // the oldest unresolved desk item
-}
 
 // DeskEntry is one operation's entry into the desk.
 type DeskEntry struct {
@@ -60,14 +46,11 @@ type AgeBand struct {
 }
 
 // DeskAgeBands are the age bands of the overview: what is fresh, what has
-// waited a shift, a day, a week.
+// waited a few hours, a day, a week.
 var DeskAgeBands = []AgeBand{
-	{"under 1 h", time.Hour}, {"1–8 h", 8 * time.Hour}, {"8–24 h", 24 * time.Hour},
+	{"under 1 h", time.Hour}, {"1–6 h", 6 * time.Hour}, {"6–24 h", 24 * time.Hour},
 	{"1–7 days", 7 * 24 * time.Hour}, {"over 7 days", 0},
 }
-
-// DeskWindow is how far back the overview looks for entries into the desk.
-const DeskWindow = 24 * time.Hour
 
 // AuditQuery filters the audit trail as a person asks: the desk's audit page
 // and GET /v1/audit. Empty fields match all.
@@ -89,37 +72,13 @@ func (l *Ledger) deskStore(actor Actor) (DeskStore, error) {
 	return l.Store, nil
 }
 
-// DeskSummary is the overview: counts, ages, entries, the oldest item.
-func (l *Ledger) DeskSummary(ctx context.Context, actor Actor) (DeskSummary, error) {
-	ds, err := l.deskStore(actor)
-	if err != nil {
-		return DeskSummary{}, err
-	}
-	bands := make([]time.Duration, len(DeskAgeBands))
-	for i, b := range DeskAgeBands {
-		bands[i] = b.Under
-	}
-	sum, err := ds.DeskSummary(ctx, bands, DeskWindow, 10)
-	if err != nil {
-		return DeskSummary{}, err
-	}
-	oldest, _, err := l.Store.List(ctx, ListQuery{States: DeskStates, Limit: 1})
-	if err != nil {
-		return DeskSummary{}, err
-	}
-	if len(oldest) == 1 {
-		sum.Oldest = &oldest[0]
-	}
-	return sum, nil
-}
-
 // DeskCounts counts the desk's items by state.
 func (l *Ledger) DeskCounts(ctx context.Context, actor Actor) (map[State]int, error) {
 	ds, err := l.deskStore(actor)
 	if err != nil {
 		return nil, err
 	}
-	return ds.DeskCounts(ctx)
+	return ds.DeskCounts(ctx, l.Cards.LookupTypes())
 }
 
 // DeskQueue pages through the desk's queue: List for people, with the

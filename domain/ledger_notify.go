@@ -80,11 +80,3 @@ func (l *Ledger) ResendNotification(ctx context.Context, actor Actor, id, reason
 	e := SystemEvent(ctx, l.IDs, now, actor, "notification_resent", reason, map[string]any{"notification_id": id})
 	return l.Store.Resend(ctx, id, now, e)
 }
-
-// RecoveryStats reports the last days of recovery work for the overview.
-func (l *Ledger) RecoveryStats(ctx context.Context, actor Actor, days int) (RecoveryStats, error) {
-	if err := requirePerson(actor, RoleViewer); err != nil {
-		return RecoveryStats{}, err
-	}
-	return l.Store.RecoveryStats(ctx, days)
-}

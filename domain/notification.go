@@ -477,37 +477,10 @@ type OutboxStore interface {
 	OutboxBacklog(ctx context.Context) (int, time.Time, error)
 }
 
-// RecoveryStats is the overview's account of recovery work: how fast people
-// resolve, what came in and went out per day, and who holds what.
-type RecoveryStats struct {
-	Resolved   int           // people's resolutions within the window
-	P50, P90   time.Duration // time from desk entry to those resolutions
-	PerDay     []DayFlow     // oldest day first
-	ByAssignee []AssigneeLoad
-
-	// SettledByLookup are the outcomes Handoff settled by looking them up
-	// at the provider within the window (found, or an authoritative
-	// not-found re-sent): no person was asked.
-	SettledByLookup int
-}
-
-// DayFlow is one day's entries into the desk (or approval) and people's
-// decisions taking items off it.
-type DayFlow struct {
-	Day         time.Time // the day's start, UTC
-	Entries     int
-	Resolutions int
-}
-
-// AssigneeLoad counts the unresolved items one person holds; "" is nobody.
+// AssigneeLoad counts the desk items one person holds; "" is nobody.
 type AssigneeLoad struct {
 	Assignee string
 	Items    int
-}
-
-// RecoveryStore reads RecoveryStats; the store package implements it.
-type RecoveryStore interface {
-	RecoveryStats(ctx context.Context, days int) (RecoveryStats, error)
 }
 
 // Percentile is the p-th percentile (0-1) of sorted durations, nearest rank.

@@ -18,7 +18,7 @@ type LedgerStore interface {
 	IncidentStore
 	DeskStore
 	OutboxStore
-	RecoveryStore
+	OverviewStore
 	PeopleStore
 	SavedViewStore
 }
@@ -117,8 +117,16 @@ type ListQuery struct {
 	// InDeskBefore bounds when the operation entered the desk (its
 	// creation when it never did): the desk's "older than".
 	InDeskBefore time.Time
-	Limit        int
-	Cursor       string
+	// InDeskSince is InDeskBefore's other end, inclusive: the desk's
+	// "within", which with "older than" makes an age band of the overview.
+	InDeskSince time.Time
+	// EnteredSince and ResolvedSince keep the operations handed to a
+	// person (their last desk or approval entry) or decided by one (their
+	// last resolution) at or after a time, in any state now: the
+	// overview's flows, as lists.
+	EnteredSince, ResolvedSince time.Time
+	Limit                       int
+	Cursor                      string
 
 	// AwaitingLookupOf leaves out the operations of these types that
 	// await Handoff's own lookup (AwaitingLookup): not handed off yet,

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/opshandoff/handoff/domain"
@@ -36,17 +34,6 @@ func (s *Store) clock(ctx context.Context) (time.Time, error) {
 	return now.UTC(), nil
 }
 
-// cumulative builds "COALESCE(SUM(CASE WHEN col > ? THEN 1 ELSE 0 END), 0)"
-// for each bound: how many rows are newer than each bound.
-func cumulative(col string, bounds []time.Time) (string, []any) {
-	parts, args := make([]string, len(bounds)), make([]any, len(bounds))
-	for i, b := range bounds {
-		parts[i] = fmt.Sprintf("COALESCE(SUM(CASE WHEN %s > ? THEN 1 ELSE 0 END), 0)", col)
-		args[i] = b
-	}
-	return strings.Join(parts, ", "), args
-}
-
 // scanCounts runs a one-row query of n counts.
 func (s *Store) scanCounts(ctx context.Context, n int, sql string, args ...any) ([]int64, error) {
 	out := make([]int64, n)
@@ -61,13 +48,17 @@ func (s *Store) scanCounts(ctx context.Context, n int, sql string, args ...any) 
 }
 
 // DeskCounts implements domain.DeskStore: the desk index answers it.
-func (s *Store) DeskCounts(ctx context.Context) (map[domain.State]int, error) {
+func (s *Store) DeskCounts(ctx context.Context, awaitingLookupOf []string) (map[domain.State]int, error) {
 	var counts []struct {
 		State string
 		N     int
 	}
-	err := s.db.WithContext(ctx).Raw("SELECT state, COUNT(*) AS n FROM operations WHERE state IN ? GROUP BY state",
-		deskStateNames()).Scan(&counts).Error
+	sql, args := "SELECT state, COUNT(*) AS n FROM operations WHERE state IN ?", []any{deskStateNames()}
+	if len(awaitingLookupOf) > 0 { // as List's AwaitingLookupOf
+		sql += " AND NOT (state = 'unknown_outcome' AND desk_entered_at IS NULL AND type IN ?)"
+		args = append(args, awaitingLookupOf)
+	}
+	err := s.db.WithContext(ctx).Raw(sql+" GROUP BY state", args...).Scan(&counts).Error
 	if err != nil {
 		return nil, translate(err, "desk counts")
 	}
@@ -78,82 +69,6 @@ func (s *Store) DeskCounts(ctx context.Context) (map[domain.State]int, error) {
 		}
 	}
 	return out, nil
-}
-
-// DeskSummary implements domain.DeskStore.
-func (s *Store) DeskSummary(ctx context.Context, bands []time.Duration, window time.Duration, latest int) (domain.DeskSummary, error) {
-	now, err := s.clock(ctx)
-	if err != nil {
-		return domain.DeskSummary{}, err
-	}
-	sum := domain.DeskSummary{Now: now, ByState: map[domain.State]int{}}
-
-	var counts []struct {
-		State string
-		N     int
-	}
-	if err := s.db.WithContext(ctx).Raw("SELECT state, COUNT(*) AS n FROM operations GROUP BY state").Scan(&counts).Error; err != nil {
-		return sum, translate(err, "desk summary")
-	}
-	for _, c := range counts {
-		if st, err := domain.ParseState(c.State); err == nil {
-			sum.ByState[st] = c.N
-		}
-	}
-
-	// Ages: count the items newer than each bound, then take differences.
-	var bounds []time.Time
-	for _, b := range bands {
-		if b > 0 {
-			bounds = append(bounds, now.Add(-b))
-		}
-	}
-	cols, args := cumulative("COALESCE(desk_entered_at, created_at)", bounds) // an item's age counts from desk entry
-	age, err := s.scanCounts(ctx, len(bounds)+1, "SELECT COUNT(*), "+cols+" FROM operations WHERE state IN ?",
-		append(args, deskStateNames())...)
-	if err != nil {
-		return sum, err
-	}
-	sum.AgeBands = differences(age[1:], age[0], len(bands))
-
-	// Entries: events that moved an operation into the desk from elsewhere.
-	hours := int(window / time.Hour)
-	bounds = bounds[:0]
-	for k := 1; k <= hours; k++ {
-		bounds = append(bounds, now.Add(-time.Duration(k)*time.Hour))
-	}
-	cols, args = cumulative("at", bounds)
-	entered := "FROM audit_events WHERE at > ? AND to_state IN ? AND from_state NOT IN ?"
-	desk := deskStateNames()
-	per, err := s.scanCounts(ctx, hours, "SELECT "+cols+" "+entered, append(args, now.Add(-window), desk, desk)...)
-	if err != nil {
-		return sum, err
-	}
-	newestFirst := differences(per, per[len(per)-1], hours)
-	sum.PerHour = make([]int, hours)
-	for i, n := range newestFirst[:hours] {
-		sum.PerHour[hours-1-i] = n
-	}
-	sum.Entered = int(per[len(per)-1])
-
-	var rows []struct {
-		OperationID string
-		At          time.Time
-		ToState     string
-		Key         string
-		Type        string
-	}
-	err = s.db.WithContext(ctx).Raw("SELECT e.operation_id, e.at, e.to_state, o.key, o.type FROM audit_events e "+
-		"JOIN operations o ON o.id = e.operation_id WHERE e.at > ? AND e.to_state IN ? AND e.from_state NOT IN ? "+
-		"ORDER BY e.pos DESC LIMIT ?", now.Add(-window), desk, desk, latest).Scan(&rows).Error
-	if err != nil {
-		return sum, translate(err, "desk summary")
-	}
-	for _, r := range rows {
-		st, _ := domain.ParseState(r.ToState)
-		sum.Latest = append(sum.Latest, domain.DeskEntry{OperationID: r.OperationID, Key: r.Key, Type: r.Type, State: st, At: r.At.UTC()})
-	}
-	return sum, nil
 }
 
 // differences turns cumulative counts (rows newer than each successively

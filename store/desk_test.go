@@ -38,39 +38,6 @@ func intoDesk(t *testing.T, l *domain.Ledger, key string, unknown bool) domain.O
 	return op
 }
 
-func TestDesk_Summary(t *testing.T) {
-	ctx := context.Background()
-	l := domain.NewLedger(storetest.New(t), testCards())
-	first := intoDesk(t, l, "evt_desk:a", true)
-	intoDesk(t, l, "evt_desk:b", false)
-	intoDesk(t, l, "evt_desk:c", true)
-	if _, err := l.Register(ctx, wf, domain.Registration{Key: "evt_2:x", Type: "crm.task.create", Content: json.RawMessage(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.DeskSummary(ctx, wf); domain.ErrorCode(err) != domain.EForbidden {
-		t.Fatalf("a workflow reads the desk summary: %v", err)
-	}
-	sum, err := l.DeskSummary(ctx, person)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.ByState[domain.UnknownOutcome] != 2 || sum.ByState[domain.FailedTerminal] != 1 || sum.ByState[domain.Received] != 1 {
-		t.Fatalf("counts by state: %v", sum.ByState)
-	}
-	if len(sum.AgeBands) != len(domain.DeskAgeBands) || sum.AgeBands[0] != 3 {
-		t.Fatalf("age bands: %v", sum.AgeBands)
-	}
-	if sum.Entered != 3 || len(sum.PerHour) != 24 || sum.PerHour[23] != 3 || len(sum.Latest) != 3 {
-		t.Fatalf("entered: %d per hour %v latest %+v", sum.Entered, sum.PerHour, sum.Latest)
-	}
-	if sum.Latest[0].Key != "evt_desk:c" || sum.Latest[0].State != domain.UnknownOutcome {
-		t.Fatalf("latest entry first: %+v", sum.Latest[0])
-	}
-	if sum.Oldest == nil || sum.Oldest.ID != first.ID {
-		t.Fatalf("oldest: %+v, want %s", sum.Oldest, first.ID)
-	}
-}
-
 func TestDesk_ItemAndApprovals(t *testing.T) {
 	ctx := context.Background()
 	l := domain.NewLedger(storetest.New(t), testCards())

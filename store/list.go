@@ -109,6 +109,15 @@ func (s *Store) listWhere(q domain.ListQuery) (string, []any, error) {
 	if !q.InDeskBefore.IsZero() {
 		add("COALESCE(desk_entered_at, created_at) < ?", q.InDeskBefore.UTC())
 	}
+	if !q.InDeskSince.IsZero() {
+		add("COALESCE(desk_entered_at, created_at) >= ?", q.InDeskSince.UTC())
+	}
+	if !q.EnteredSince.IsZero() {
+		add("desk_entered_at >= ?", q.EnteredSince.UTC())
+	}
+	if !q.ResolvedSince.IsZero() {
+		add("resolution_by IS NOT NULL AND resolution_at >= ?", q.ResolvedSince.UTC())
+	}
 	if len(q.AwaitingLookupOf) > 0 { // as domain.AwaitingLookup
 		add("NOT (state = 'unknown_outcome' AND desk_entered_at IS NULL AND type IN ?)", q.AwaitingLookupOf)
 	}

@@ -149,18 +149,3 @@ func (s *Store) CloseLookup(ctx context.Context, c domain.LookupClaim, conclusio
 		Update("conclusion", conclusion).Error
 	return translate(err, "lookup")
 }
-
-// settledByLookup counts the lookups' conclusions that needed no person
-// since a time: for the overview's share settled without a person.
-func (s *Store) settledByLookup(ctx context.Context, since time.Time) (int, error) {
-	var n int64
-	err := s.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM audit_events WHERE action IN ? AND at > ?",
-		[]string{domain.ActionLookedUp, domain.ActionLookupNotFound}, since).Scan(&n).Error
-	return int(n), translate(err, "recovery figures")
-}
-
-// lookupSettledNext, in a condition on audit_events, leaves out an event
-// whose next one in its stream is a lookup's conclusion that needed no
-// person (its one argument: those actions).
-const lookupSettledNext = "NOT EXISTS (SELECT 1 FROM audit_events nx WHERE nx.stream = audit_events.stream" +
-	" AND nx.seq = audit_events.seq + 1 AND nx.action IN ?)"

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"slices"
 	"strconv"
 	"time"
 
@@ -384,94 +383,4 @@ func (s *Store) UndeliveredNotifications(ctx context.Context, limit int) ([]doma
 		return nil, translate(err, "notification")
 	}
 	return withHistory(db, rows)
-}
-
-var waitingStates = []string{"unknown_outcome", "failed_terminal", "awaiting_approval"}
-
-// RecoveryStats reads the overview's recovery figures over the last days:
-// people's resolutions and how long each desk stay took, entries and
-// resolutions per day (from the audit trail), unresolved items by assignee.
-func (s *Store) RecoveryStats(ctx context.Context, days int) (domain.RecoveryStats, error) {
-	var out domain.RecoveryStats
-	now, err := s.clock(ctx)
-	if err != nil {
-		return out, err
-	}
-	since := now.Add(-time.Duration(days) * 24 * time.Hour)
-	db := s.db.WithContext(ctx)
-	var stays []struct {
-		DeskEnteredAt string
-		ResolutionAt  string
-	}
-	if err := db.Raw("SELECT desk_entered_at, resolution_at FROM operations WHERE resolution_at > ? AND desk_entered_at IS NOT NULL"+
-		" AND resolution_by IS NOT NULL", since).Scan(&stays).Error; err != nil {
-		return out, translate(err, "recovery figures")
-	}
-	var ds []time.Duration
-	for _, st := range stays {
-		in, ok1 := asTime(st.DeskEnteredAt)
-		at, ok2 := asTime(st.ResolutionAt)
-		if ok1 && ok2 && !at.Before(in) {
-			ds = append(ds, at.Sub(in))
-		}
-	}
-	slices.Sort(ds)
-	out.Resolved, out.P50, out.P90 = len(ds), domain.Percentile(ds, 0.5), domain.Percentile(ds, 0.9)
-	if out.SettledByLookup, err = s.settledByLookup(ctx, since); err != nil {
-		return out, err
-	}
-
-	// Per day, newest first as cumulative counts, then turned around.
-	today := now.Truncate(24 * time.Hour)
-	var bounds []time.Time
-	for k := range days - 1 {
-		bounds = append(bounds, today.Add(-time.Duration(k)*24*time.Hour))
-	}
-	start := today.Add(-time.Duration(days-1) * 24 * time.Hour)
-	cols, args := cumulative("at", bounds)
-	count := func(where string, wargs ...any) ([]int, error) {
-		sql := "SELECT COUNT(*)"
-		if cols != "" {
-			sql += ", " + cols
-		}
-		cum, err := s.scanCounts(ctx, len(bounds)+1, sql+" FROM audit_events WHERE at >= ? AND "+where,
-			append(append(append([]any{}, args...), start), wargs...)...)
-		if err != nil {
-			return nil, err
-		}
-		newestFirst := differences(cum[1:], cum[0], days)
-		perDay := make([]int, days)
-		for i, n := range newestFirst {
-			perDay[days-1-i] = n
-		}
-		return perDay, nil
-	}
-	// An unknown outcome Handoff's own lookup settled next never waited on
-	// a person: its entry is not one (lookupSettledNext).
-	entries, err := count("to_state IN ? AND from_state NOT IN ? AND "+lookupSettledNext, waitingStates, waitingStates,
-		[]string{domain.ActionLookedUp, domain.ActionLookupNotFound})
-	if err != nil {
-		return out, err
-	}
-	resolutions, err := count("actor_kind = 'person' AND from_state IN ? AND to_state NOT IN ?", waitingStates, waitingStates)
-	if err != nil {
-		return out, err
-	}
-	for i := range days {
-		out.PerDay = append(out.PerDay, domain.DayFlow{Day: start.Add(time.Duration(i) * 24 * time.Hour),
-			Entries: entries[i], Resolutions: resolutions[i]})
-	}
-
-	var loads []struct {
-		Assignee string
-		N        int
-	}
-	if err := db.Raw("SELECT assignee, COUNT(*) AS n FROM operations WHERE state IN ? GROUP BY assignee ORDER BY COUNT(*) DESC, assignee",
-		waitingStates).Scan(&loads).Error; err != nil {
-		return out, translate(err, "recovery figures")
-	}
-	for _, l := range loads {
-		out.ByAssignee = append(out.ByAssignee, domain.AssigneeLoad{Assignee: l.Assignee, Items: l.N})
-	}
-	return out, nil
 }

@@ -49,12 +49,11 @@ type Store struct {
 }
 
 var (
-	_ domain.LedgerStore   = (*Store)(nil)
-	_ domain.Store         = (*Store)(nil)
-	_ domain.TokenStore    = (*Store)(nil)
-	_ domain.LeaseCache    = (*Store)(nil)
-	_ domain.ContentStore  = (*Store)(nil)
-	_ domain.RecoveryStore = (*Store)(nil)
+	_ domain.LedgerStore  = (*Store)(nil)
+	_ domain.Store        = (*Store)(nil)
+	_ domain.TokenStore   = (*Store)(nil)
+	_ domain.LeaseCache   = (*Store)(nil)
+	_ domain.ContentStore = (*Store)(nil)
 )
 
 // Open connects to the database named by url — "postgres://…" or

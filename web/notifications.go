@@ -134,29 +134,6 @@ func addNotify(c domain.Card, add func(name, value, meaning string, warn bool)) 
 	}
 }
 
-// recoveryDays is the overview's recovery window.
-const recoveryDays = 7
-
-// recoveryView is the overview's recovery section, or nil when the store
-// cannot tell (the rest of the overview still shows).
-func (s *server) recoveryView(c *gin.Context) *pages.RecoveryView {
-	st, err := s.ledger.RecoveryStats(c.Request.Context(), me(c), recoveryDays)
-	if err != nil {
-		return nil
-	}
-	v := &pages.RecoveryView{Days: recoveryDays, Resolved: st.Resolved, SettledByLookup: st.SettledByLookup, P50: humanDuration(st.P50), P90: humanDuration(st.P90)}
-	if st.SettledByLookup > 0 && st.Resolved > 0 {
-		v.WaitSaved = humanDuration(time.Duration(st.SettledByLookup) * st.P50)
-	}
-	for _, d := range st.PerDay {
-		v.PerDay = append(v.PerDay, pages.DayRow{Day: d.Day.Format("Mon 2 Jan"), Entries: d.Entries, Resolutions: d.Resolutions})
-	}
-	for _, a := range st.ByAssignee {
-		v.ByAssignee = append(v.ByAssignee, pages.AssigneeRow{Assignee: a.Assignee, Items: a.Items})
-	}
-	return v
-}
-
 // humanDuration rounds a duration for reading: seconds under a minute,
 // minutes under a day.
 func humanDuration(d time.Duration) string {

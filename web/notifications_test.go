@@ -5,13 +5,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"golang.org/x/net/html"
 
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/notify"
@@ -144,27 +141,11 @@ func TestDesk_OverviewRecovery(t *testing.T) {
 	if !strings.Contains(ttr, "1 resolved by people") || (!storetest.Postgres() && !strings.Contains(ttr, "p50 10m0s")) {
 		t.Fatalf("time to resolve: %q", ttr)
 	}
-	days := p.all("day-row")
-	if len(days) != 7 {
-		t.Fatalf("%d day rows, want 7", len(days))
+	if n := len(chartRows(p, "chart-daily")); n != 30 {
+		t.Fatalf("%d day rows, want 30", n)
 	}
-	in, out := 0, 0
-	for _, row := range days {
-		var day, e, r string
-		cells := []*string{&day, &e, &r}
-		i := 0
-		for c := row.FirstChild; c != nil; c = c.NextSibling {
-			if c.Type == html.ElementNode && i < 3 {
-				*cells[i] = text(c)
-				i++
-			}
-		}
-		n, _ := strconv.Atoi(e)
-		m, _ := strconv.Atoi(r)
-		in, out = in+n, out+m
-	}
-	if in != 3 || out != 1 {
-		t.Fatalf("entries %d, resolutions %d over the week; want 3 and 1", in, out)
+	if in, out := chartSum(p, "chart-daily", 1), chartSum(p, "chart-daily", 2); in != 3 || out != 1 {
+		t.Fatalf("entries %d, resolutions %d over the month; want 3 and 1", in, out)
 	}
 	loads := map[string]bool{}
 	for _, row := range p.all("assignee-row") {

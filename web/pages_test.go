@@ -51,9 +51,9 @@ func TestDesk_Overview(t *testing.T) {
 	if n := len(p.all("entry-row")); n != 2 {
 		t.Fatalf("%d entries in the last 24 h, want 2", n)
 	}
-	chart := p.one("overview-chart")
-	if !strings.Contains(text(chart), "the tallest bar is 2") {
-		t.Fatalf("chart: %q", text(chart))
+	rows := chartRows(p, "overview-chart")
+	if len(rows) != 24 || strings.Join(rows[23], " ") != "1–0 h ago 2 0" || chartSum(p, "overview-chart", 1) != 2 {
+		t.Fatalf("chart rows: %q", rows)
 	}
 	// The 30-second refresh gets the body alone.
 	f := d.get("ada", "/desk", "HX-Request", "true").want(http.StatusOK).fragment()

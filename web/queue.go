@@ -72,8 +72,11 @@ func (s *server) listPage(c *gin.Context, all bool) {
 			v.Next = listURL(v.Path(), f, next)
 		}
 		s.markTwins(c, person, v.Rows)
-		if err == nil && v.CanAct && len(v.Rows) > 0 {
-			v.Matching = s.matchingCount(c, q, f, len(v.Rows), c.Query("cursor") != "" || next != "")
+		if err == nil {
+			v.Total = s.matchingCount(c, q, f, len(v.Rows), c.Query("cursor") != "" || next != "")
+			if v.CanAct {
+				v.Matching = max(v.Total, 0) // "select all N matching"
+			}
 		}
 	}
 	vp := viewPages[v.Path()]
@@ -86,10 +89,11 @@ func (s *server) listPage(c *gin.Context, all bool) {
 	page(c, http.StatusOK, pages.Queue(v), pages.QueueResults(v))
 }
 
-// matchingCount is how many items the filter matches over every page: the
-// page's rows when it is the only page, else one count query. A count that
-// cannot be read is 0, and the page offers no "select all" rather than
-// failing: the list itself was read.
+// matchingCount is how many items the filter matches over every page (the
+// list's total, and the N of "select all N matching"): the page's rows
+// when it is the only page, else one count query. A count that cannot be
+// read is -1: the page shows no total and offers no "select all" rather
+// than failing, since the list itself was read.
 func (s *server) matchingCount(c *gin.Context, q domain.ListQuery, f pages.QueueFilter, rows int, paged bool) int {
 	if !paged {
 		return rows
@@ -97,7 +101,7 @@ func (s *server) matchingCount(c *gin.Context, q domain.ListQuery, f pages.Queue
 	n, err := s.ledger.DeskQueueCount(c.Request.Context(), me(c), q, f.Provider)
 	if err != nil {
 		s.log.WarnContext(c.Request.Context(), "the queue's matching count", "err", err)
-		return 0
+		return -1
 	}
 	return n
 }
@@ -123,7 +127,8 @@ func queueFilter(c *gin.Context) pages.QueueFilter { return filterFrom(c.Query, 
 func filterFrom(get func(string) string, assignee string) pages.QueueFilter {
 	return pages.QueueFilter{Q: strings.TrimSpace(get("q")), State: get("state"), Type: get("type"),
 		Provider: get("provider"), Namespace: get("namespace"), Assignee: get(assignee),
-		Age: get("age"), Mine: get("mine") != "", Error: get("error")}
+		Age: get("age"), Mine: get("mine") != "", Error: get("error"),
+		Within: get("within"), Entered: get("entered"), Resolved: get("resolved")}
 }
 
 // queueQuery turns the filter into the Ledger's list query.
@@ -154,7 +159,7 @@ func queueQuery(f pages.QueueFilter, person domain.Actor, cursor string, now tim
 		}
 		q.InDeskBefore = now.Add(-d)
 	}
-	return q, nil
+	return q, windows(&q, f, now)
 }
 
 // everyState widens the queue's query to every state for the Operations
@@ -178,7 +183,8 @@ func queueURL(f pages.QueueFilter, cursor string) string { return listURL("/desk
 func listURL(path string, f pages.QueueFilter, cursor string) string {
 	vals := url.Values{}
 	for k, v := range map[string]string{"q": f.Q, "state": f.State, "type": f.Type, "provider": f.Provider,
-		"namespace": f.Namespace, "assignee": f.Assignee, "age": f.Age, "error": f.Error, "cursor": cursor} {
+		"namespace": f.Namespace, "assignee": f.Assignee, "age": f.Age, "error": f.Error, "cursor": cursor,
+		"within": f.Within, "entered": f.Entered, "resolved": f.Resolved} {
 		if v != "" {
 			vals.Set(k, v)
 		}

@@ -61,6 +61,13 @@ func TestDesk_SearchKeepsHiddenContentHidden(t *testing.T) {
 		{"operations page, htmx", true, func(who, text string) map[string]bool {
 			return rows(d.get(who, "/desk/operations?q="+url.QueryEscape(text), "HX-Request", "true").want(http.StatusOK), "queue-row")
 		}},
+		{"operations page's total", true, func(who, text string) map[string]bool {
+			a := d.get(who, "/desk/operations?q="+url.QueryEscape(text)).want(http.StatusOK)
+			if attr(a.one("list-total"), "data-total") == "1" { // the total counts what is listed, no more
+				return map[string]bool{op.ID: true}
+			}
+			return map[string]bool{}
+		}},
 		{"queue", false, func(who, text string) map[string]bool {
 			return rows(d.get(who, "/desk/queue?q="+url.QueryEscape(text)).want(http.StatusOK), "queue-row")
 		}},

@@ -1,25 +1,38 @@
 package pages
 
 import (
-	"fmt"
 	"time"
 
+	"github.com/opshandoff/handoff/views/components"
 	"github.com/opshandoff/handoff/views/layouts"
 )
 
-// OverviewView is the desk at a glance.
+// OverviewView is the desk at a glance: figures read in one snapshot, each
+// linking to the list it counts (domain.Overview defines them).
 type OverviewView struct {
 	Frame   layouts.Frame
 	Now     time.Time
+	Type    string   // the type the figures are of; "" every type
+	Types   []Option // the type filter's choices
+	Self    string   // the overview's address with its filter, for the refresh
+	Figures []Figure
 	States  []StateCount
 	Bands   []BandCount
-	InDesk  int
-	Entered int   // entries into the desk in the last 24 h
-	PerHour []int // entries per hour, oldest first
-	Latest  []EntryRow
-	Oldest  *QueueRow
-	// Recovery is the last week of recovery work (overview_recovery.templ).
-	Recovery *RecoveryView
+	// AwaitingLookup are the unknown outcomes Handoff's lookup is still
+	// on: in no person's list, so counted apart.
+	AwaitingLookup int
+	Hourly, Daily  components.Chart // entries and decisions
+	Ages           components.Chart
+	Latest         []EntryRow
+	LatestAll      string // the list of every entry the latest are from
+	Oldest         *QueueRow
+	Recovery       RecoveryView
+}
+
+// Figure is one headline number and the list it counts.
+type Figure struct {
+	Label, Link, TestID string
+	N                   int
 }
 
 // StateCount is how many operations are in one state.
@@ -27,7 +40,7 @@ type StateCount struct {
 	State  string
 	N      int
 	InDesk bool
-	Link   string // the queue or list filtered to this state; "" for none
+	Link   string // the queue or the Operations page filtered to this state
 }
 
 // BandCount is how many desk items fall in one age band.
@@ -41,45 +54,4 @@ type BandCount struct {
 type EntryRow struct {
 	ID, Key, Type, State string
 	At                   time.Time
-}
-
-// Bar is one bar of the entries chart, in SVG user units.
-type Bar struct {
-	X, Y, W, H int
-	N          int
-	Title      string
-}
-
-// The chart's geometry: 24 bars in a 480×120 box with room for labels.
-const (
-	chartW, chartH, chartTop = 480, 120, 10
-	barSlot                  = chartW / 24
-)
-
-// Bars lays out the per-hour chart, scaled to the busiest hour.
-func (v OverviewView) Bars() []Bar {
-	top := 1
-	for _, n := range v.PerHour {
-		top = max(top, n)
-	}
-	bars := make([]Bar, len(v.PerHour))
-	for i, n := range v.PerHour {
-		h := n * (chartH - chartTop) / top
-		if n > 0 && h < 2 {
-			h = 2 // a single entry must stay visible
-		}
-		ago := len(v.PerHour) - i
-		bars[i] = Bar{X: i*barSlot + 2, Y: chartH - h, W: barSlot - 4, H: h, N: n,
-			Title: fmt.Sprintf("%d entered %d–%d h ago", n, ago, ago-1)}
-	}
-	return bars
-}
-
-// ChartMax is the busiest hour, for the chart's label.
-func (v OverviewView) ChartMax() int {
-	top := 0
-	for _, n := range v.PerHour {
-		top = max(top, n)
-	}
-	return top
 }

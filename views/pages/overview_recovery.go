@@ -1,32 +1,31 @@
 package pages
 
-import "strconv"
+import (
+	"strconv"
 
-// RecoveryView is the overview's last week of recovery work.
+	"github.com/opshandoff/handoff/views/components"
+)
+
+// RecoveryView is the overview's month of recovery work.
 type RecoveryView struct {
-	Days       int
-	Resolved   int
-	P50, P90   string
-	PerDay     []DayRow
-	ByAssignee []AssigneeRow
+	Days     int
+	Resolved int // desk stays people ended, with a time to resolve
+	P50, P90 string
+	Trend    components.Chart // p50 and p90 per day
 
 	// SettledByLookup are the outcomes Handoff's own lookups settled: no
 	// person was asked. WaitSaved is the desk wait that spared, at
 	// people's p50 time to resolve: an estimate, "" without resolutions.
 	SettledByLookup int
 	WaitSaved       string
+	ByAssignee      []AssigneeRow
 }
 
-// DayRow is one day's entries and resolutions.
-type DayRow struct {
-	Day                  string
-	Entries, Resolutions int
-}
-
-// AssigneeRow is one person's unresolved items.
+// AssigneeRow is one person's desk items.
 type AssigneeRow struct {
 	Assignee string
 	Items    int
+	Link     string // the queue of their items; "" for nobody
 }
 
 // LookupShare is the share of settled outcomes no person was asked about,

@@ -25,8 +25,9 @@ type QueueView struct {
 	Stale   *Stale    // a Take refused because the item had changed
 	All     bool      // the Operations page: every state, searched deeper
 	Updated time.Time // when the list was read, shown beside its refresh
-	// Matching is how many items the filter matches over every page, for
-	// "select all N matching"; read only where the person may act.
+	Total   int       // the items matching the filter, over every page
+	// Matching is Total where the person may act: the N of "select all N
+	// matching"; 0 otherwise.
 	Matching int
 	Views    SavedViews // the page's saved views; zero where there are none to show
 }
@@ -53,6 +54,10 @@ type QueueFilter struct {
 	Q, State, Type, Provider, Namespace, Assignee, Age string
 	Error                                              string // an incident's error, class:code
 	Mine                                               bool
+	// Within, Entered and Resolved are the overview's bounds (as Age, a
+	// duration): in the desk for less than, handed to a person or decided
+	// by one within (queue_window.templ).
+	Within, Entered, Resolved string
 }
 
 // Option is one choice of a select.
@@ -77,7 +82,7 @@ type QueueRow struct {
 // " (2 in use)", or "" for none.
 func activeFilters(f QueueFilter) string {
 	n := 0
-	for _, v := range []string{f.Q, f.State, f.Type, f.Provider, f.Namespace, f.Assignee, f.Age, f.Error} {
+	for _, v := range []string{f.Q, f.State, f.Type, f.Provider, f.Namespace, f.Assignee, f.Age, f.Error, f.Within, f.Entered, f.Resolved} {
 		if v != "" {
 			n++
 		}
