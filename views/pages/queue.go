@@ -25,6 +25,9 @@ type QueueView struct {
 	Stale   *Stale    // a Take refused because the item had changed
 	All     bool      // the Operations page: every state, searched deeper
 	Updated time.Time // when the list was read, shown beside its refresh
+	// People are who an item can be assigned to, offered by the row's
+	// and the bulk form's assignee field (PeopleList) instead of a blank.
+	People []PersonOption
 }
 
 // Path is the page's own address.
