@@ -199,13 +199,14 @@ type PendingApproval struct {
 	Previous *ContentVersion
 }
 
-// PendingApprovals pages through the operations awaiting approval, oldest
-// first, each with its current and previous content.
+// PendingApprovals pages through the operations awaiting approval, the
+// latest changed first — a revision of an old operation is the newest thing
+// to approve, not the last — each with its current and previous content.
 func (l *Ledger) PendingApprovals(ctx context.Context, actor Actor, limit int, cursor string) ([]PendingApproval, string, error) {
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return nil, "", err
 	}
-	ops, next, err := l.Store.List(ctx, ListQuery{States: []State{AwaitingApproval}, Limit: limit, Cursor: cursor})
+	ops, next, err := l.Store.List(ctx, ListQuery{States: []State{AwaitingApproval}, Limit: limit, Cursor: cursor, RecentFirst: true})
 	if err != nil {
 		return nil, "", err
 	}

@@ -12,6 +12,7 @@ import (
 
 // List returns one page of operations, oldest first, with keyset pagination
 // on (created_at, id): the cursor names the last row of the previous page.
+// With RecentFirst it is (updated_at, id), newest first.
 func (s *Store) List(ctx context.Context, q domain.ListQuery) ([]domain.Operation, string, error) {
 	sql, args, limit, err := s.listSQL(q)
 	if err != nil {
@@ -26,6 +27,9 @@ func (s *Store) List(ctx context.Context, q domain.ListQuery) ([]domain.Operatio
 		rows = rows[:limit]
 		last := rows[limit-1]
 		next = encodeCursor(last.CreatedAt, last.ID)
+		if q.RecentFirst {
+			next = encodeCursor(last.UpdatedAt, last.ID)
+		}
 	}
 	ops := make([]domain.Operation, 0, len(rows))
 	for _, r := range rows {
@@ -95,14 +99,21 @@ func (s *Store) listSQL(q domain.ListQuery) (string, []any, int, error) {
 		if err != nil {
 			return "", nil, 0, domain.Invalid(domain.FieldError{Field: "cursor", Message: "is not a cursor this server issued"})
 		}
-		add("(created_at > ? OR (created_at = ? AND id > ?))", at, at, id)
+		if q.RecentFirst {
+			add("(updated_at < ? OR (updated_at = ? AND id < ?))", at, at, id)
+		} else {
+			add("(created_at > ? OR (created_at = ? AND id > ?))", at, at, id)
+		}
 	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = 50
 	}
-	return "SELECT * FROM operations WHERE " + strings.Join(where, " AND ") + " ORDER BY created_at, id LIMIT ?",
-		append(args, limit+1), limit, nil
+	order := " ORDER BY created_at, id LIMIT ?"
+	if q.RecentFirst {
+		order = " ORDER BY updated_at DESC, id DESC LIMIT ?"
+	}
+	return "SELECT * FROM operations WHERE " + strings.Join(where, " AND ") + order, append(args, limit+1), limit, nil
 }
 
 // searchColumns are what a search matches a substring of, lowercased.
