@@ -26,7 +26,7 @@ const auditPageSize = 50
 const localTime = "2006-01-02T15:04"
 
 // audit shows the audit trail across operations, system stream included,
-// in the order it was written.
+// the latest first: what someone looks for there is what just happened.
 func (s *server) audit(c *gin.Context) {
 	f, q, errs := auditFilter(c)
 	v := pages.AuditView{Frame: s.frameFor(c, "Audit", "audit"), Filter: f, Actions: []pages.Option{{Value: "", Label: "every action"}}}
@@ -72,7 +72,7 @@ func auditFilter(c *gin.Context) (pages.AuditFilter, domain.AuditQuery, []domain
 func (s *server) auditPage(c *gin.Context, q domain.AuditQuery) ([]domain.AuditEvent, string, error) {
 	trail := audit.OfLedger(s.ledger)
 	q.Limit = auditPageSize
-	return trail.List(c.Request.Context(), me(c), domain.AuditSelect{AuditQuery: q, WithSystem: true})
+	return trail.List(c.Request.Context(), me(c), domain.AuditSelect{AuditQuery: q, WithSystem: true, NewestFirst: true})
 }
 
 // auditTime reads a filter time: the datetime-local form, or RFC 3339.

@@ -46,7 +46,7 @@ func Audit(v AuditView) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Audit trail</h1><p class=\"muted\">Every transition and decision, oldest first, as it was written and hash-chained. Narrow it with a time range to find recent events.</p><form class=\"filters\" method=\"get\" action=\"/desk/audit\" data-testid=\"audit-filter\" hx-get=\"/desk/audit\" hx-trigger=\"input changed delay:300ms, change, submit\" hx-target=\"#audit-results\" hx-push-url=\"true\"><label><span>Operation ID</span><input type=\"text\" name=\"operation\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Audit trail</h1><p class=\"muted\">Every transition and decision, newest first, hash-chained as it was written; the export keeps the order of writing.</p><form class=\"filters\" method=\"get\" action=\"/desk/audit\" data-testid=\"audit-filter\" hx-get=\"/desk/audit\" hx-trigger=\"input changed delay:300ms, change, submit\" hx-target=\"#audit-results\" hx-push-url=\"true\"><label><span>Operation ID</span><input type=\"text\" name=\"operation\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
