@@ -1,7 +1,9 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
 	"net/url"
 	"strings"
 	"time"
@@ -36,6 +38,7 @@ func (s *server) audit(c *gin.Context) {
 	if audit.MayExport(me(c)) {
 		v.ExportCSV, v.ExportJSONL = auditExportURL(f, audit.FormatCSV), auditExportURL(f, audit.FormatJSONL)
 	}
+	v.ActorNote = s.matchActor(c, &q)
 	var err error
 	if len(errs) > 0 {
 		err = domain.Invalid(errs...)
@@ -108,4 +111,36 @@ func auditExportURL(f pages.AuditFilter, format string) string {
 		}
 	}
 	return "/desk/audit/export?" + vals.Encode()
+}
+
+// matchActor reads the Actor filter as a person would mean it: when what
+// was typed is no person's email, name or subject exactly, but a part of
+// exactly one person's, in any case ("ann", "ANN@EXAMPLE.COM"), the filter
+// is that person's email. The trail is then still read through its exact
+// actor indexes. It says what it did, or why it did not, for the page.
+func (s *server) matchActor(c *gin.Context, q *domain.AuditQuery) string {
+	typed := q.Actor
+	if typed == "" {
+		return ""
+	}
+	ps, err := s.ledger.People(c.Request.Context(), me(c), domain.PeopleQuery{Text: typed, Limit: 6})
+	if err != nil || len(ps) == 0 {
+		return ""
+	}
+	var names []string
+	for _, p := range ps {
+		if p.Email == typed || p.Name == typed || p.Subject == typed {
+			return "" // an exact actor: read as typed
+		}
+		names = append(names, p.Label())
+	}
+	if len(ps) > 1 {
+		return fmt.Sprintf("%q is part of %d people's names: %s. Only an actor named exactly %q is shown; type more of one.",
+			typed, len(ps), strings.Join(names, ", "), typed)
+	}
+	q.Actor = ps[0].Email
+	if q.Actor == "" {
+		q.Actor = ps[0].Subject
+	}
+	return "Showing " + ps[0].Label() + ", the one person whose email, name or subject contains " + strconv.Quote(typed) + "."
 }

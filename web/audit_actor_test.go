@@ -1,0 +1,38 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestDesk_AuditActorAsMeant: the audit page's Actor filter finds a person
+// by any case of their email and by a part of their name; a part of
+// several people's names says so instead of silently showing nothing.
+func TestDesk_AuditActorAsMeant(t *testing.T) {
+	d := newDesk(t)
+	d.signedIn("ada", "bob")
+	op := d.intoDesk("evt_actor:crm_task", true)
+	d.post("ada", "/desk/operations/"+op.ID+"/notes", url.Values{"text": {"calling the CRM"}}).want(http.StatusSeeOther)
+
+	for _, typed := range []string{"ada@example.com", "ADA@Example.com", "lovelace"} {
+		p := d.get("vic", "/desk/audit?actor="+url.QueryEscape(typed)).want(http.StatusOK)
+		var notes int
+		for _, r := range p.all("audit-row") {
+			if strings.Contains(text(r), "calling the CRM") {
+				notes++
+			}
+		}
+		if notes != 1 {
+			t.Errorf("actor %q: %d of Ada's notes", typed, notes)
+		}
+		if typed != "ada@example.com" && !strings.Contains(p.text("audit-actor-note"), "Ada Lovelace <ada@example.com>") {
+			t.Errorf("actor %q: the page does not say whom it shows", typed)
+		}
+	}
+	p := d.get("vic", "/desk/audit?actor=example.com").want(http.StatusOK)
+	if note := p.text("audit-actor-note"); !strings.Contains(note, "2 people") || !strings.Contains(note, "bob@example.com") {
+		t.Errorf("a part of two people's names: %q", note)
+	}
+}
