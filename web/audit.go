@@ -3,8 +3,8 @@ package web
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
