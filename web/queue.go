@@ -76,6 +76,10 @@ func (s *server) listPage(c *gin.Context, all bool) {
 			v.People = s.assignable(c)
 		}
 	}
+	if !all && f.Q != "" {
+		v.Wider = listURL(domain.DeskOperations, pages.QueueFilter{Q: f.Q}, "")
+		v.Found = s.operationByID(c, f.Q, v.Rows)
+	}
 	if err != nil {
 		// A filter that cannot be read is shown beside the form, which stays
 		// usable: htmx swaps only successful answers.
@@ -313,4 +317,18 @@ func (s *server) assignable(c *gin.Context) []pages.PersonOption {
 		}
 	}
 	return out
+}
+
+// operationByID is the operation a queue search names by its ID, when the
+// queue does not list it: the queue searches what a person reads off a
+// row, and an ID pasted from a log or a webhook should still lead there.
+func (s *server) operationByID(c *gin.Context, q string, rows []pages.QueueRow) *pages.QueueRow {
+	if !strings.HasPrefix(q, "op_") || slices.ContainsFunc(rows, func(r pages.QueueRow) bool { return r.ID == q }) {
+		return nil
+	}
+	op, err := s.ledger.Get(c.Request.Context(), me(c), q)
+	if err != nil {
+		return nil
+	}
+	return &pages.QueueRow{ID: op.ID, Key: op.Key, State: op.State.String()}
 }

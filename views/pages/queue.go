@@ -28,6 +28,12 @@ type QueueView struct {
 	// People are who an item can be assigned to, offered by the row's
 	// and the bulk form's assignee field (PeopleList) instead of a blank.
 	People []PersonOption
+	// Wider is the Operations page's search for the queue's search text:
+	// every state, operation and attempt IDs and the content too.
+	Wider string
+	// Found is the operation the queue's search text is the ID of, when
+	// the queue itself does not list it.
+	Found *QueueRow
 }
 
 // Path is the page's own address.
