@@ -76,6 +76,9 @@ func (s *server) listPage(c *gin.Context, all bool) {
 			v.People = s.assignable(c)
 		}
 	}
+	if htmx(c) {
+		v.NavCounts = s.deskCounts(c) // the refresh brings the navigation's counts along
+	}
 	if !all && f.Q != "" {
 		v.Wider = listURL(domain.DeskOperations, pages.QueueFilter{Q: f.Q}, "")
 		v.Found = s.operationByID(c, f.Q, v.Rows)

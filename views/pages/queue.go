@@ -34,6 +34,9 @@ type QueueView struct {
 	// Found is the operation the queue's search text is the ID of, when
 	// the queue itself does not list it.
 	Found *QueueRow
+	// NavCounts are the navigation's counts, sent with a refreshed
+	// fragment of the queue; nil on a whole page, which has its own.
+	NavCounts *layouts.DeskCounts
 }
 
 // Path is the page's own address.
