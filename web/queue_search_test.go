@@ -41,3 +41,19 @@ func TestDesk_QueueSearchPointsOnward(t *testing.T) {
 	p.one("queue-wider")
 	d.get("ada", "/desk/queue").want(http.StatusOK).none("queue-wider")
 }
+
+// TestDesk_OperationsSaysAgeNotDeskTime: the Operations page lists every
+// state, so its age column says how old an operation is, not how long it
+// has been in the desk — which a completed one never was.
+func TestDesk_OperationsSaysAgeNotDeskTime(t *testing.T) {
+	d := newDesk(t)
+	d.register("evt_age:crm_task", "crm.task.create")
+	d.intoDesk("evt_age2:crm_task", true)
+	ops := d.get("ada", "/desk/operations").want(http.StatusOK)
+	if strings.Contains(ops.body, "In the desk for") || strings.Contains(ops.body, "in the desk since") || !strings.Contains(ops.body, ">Age</th>") {
+		t.Fatal("the Operations page labels every operation's age as time in the desk")
+	}
+	if q := d.get("ada", "/desk/queue").want(http.StatusOK); !strings.Contains(q.body, "In the desk for") {
+		t.Fatal("the queue no longer says how long its items have been in the desk")
+	}
+}
