@@ -72,6 +72,7 @@ type AuditQuery struct {
 	OperationID string
 	Actor       string // the actor's email, subject or name
 	Action      string
+	PeopleOnly  bool      // only what people did: no workflow's, nor the system's
 	From, To    time.Time // zero: unbounded; To is exclusive
 	Limit       int
 	Cursor      string

@@ -63,8 +63,8 @@ func (s *server) audit(c *gin.Context) {
 // export share it.
 func auditFilter(c *gin.Context) (pages.AuditFilter, domain.AuditQuery, []domain.FieldError) {
 	f := pages.AuditFilter{Operation: strings.TrimSpace(c.Query("operation")), Actor: strings.TrimSpace(c.Query("actor")),
-		Action: c.Query("action"), From: c.Query("from"), To: c.Query("to")}
-	q := domain.AuditQuery{OperationID: f.Operation, Actor: f.Actor, Action: f.Action, Cursor: c.Query("cursor")}
+		Action: c.Query("action"), From: c.Query("from"), To: c.Query("to"), People: c.Query("people") != ""}
+	q := domain.AuditQuery{OperationID: f.Operation, Actor: f.Actor, Action: f.Action, PeopleOnly: f.People, Cursor: c.Query("cursor")}
 	var errs []domain.FieldError
 	q.From, errs = auditTime("from", f.From, errs)
 	q.To, errs = auditTime("to", f.To, errs)
@@ -99,6 +99,9 @@ func auditURL(f pages.AuditFilter, cursor string) string {
 			vals.Set(k, v)
 		}
 	}
+	if f.People {
+		vals.Set("people", "1")
+	}
 	return "/desk/audit?" + vals.Encode()
 }
 
@@ -109,6 +112,9 @@ func auditExportURL(f pages.AuditFilter, format string) string {
 		if v != "" {
 			vals.Set(k, v)
 		}
+	}
+	if f.People {
+		vals.Set("people", "1")
 	}
 	return "/desk/audit/export?" + vals.Encode()
 }

@@ -19,4 +19,7 @@ type AuditView struct {
 }
 
 // AuditFilter is the audit page's filter as the URL carries it.
-type AuditFilter struct{ Operation, Actor, Action, From, To string }
+type AuditFilter struct {
+	Operation, Actor, Action, From, To string
+	People                             bool // only what people did
+}
