@@ -21,6 +21,9 @@ type DeskStore interface {
 	// desk searches as a person types, and a plan made once for every text
 	// may read every operation.
 	DeskList(ctx context.Context, q ListQuery) ([]Operation, string, error)
+	// DeskTotal counts what DeskList's pages would list, all of them (its
+	// cursor and limit aside), up to most; more than most counts most+1.
+	DeskTotal(ctx context.Context, q ListQuery, most int) (int, error)
 	// DeskCounts counts the desk's items by state, for the navigation of
 	// every page: one indexed count.
 	DeskCounts(ctx context.Context) (map[State]int, error)
@@ -136,6 +139,25 @@ func (l *Ledger) DeskQueue(ctx context.Context, actor Actor, q ListQuery, provid
 	q.AwaitingLookupOf = l.Cards.LookupTypes()
 	l.Cards.hideContentFromSearch(actor, &q)
 	return ds.DeskList(ctx, q)
+}
+
+// DeskQueueTotal counts every item DeskQueue's pages list for q, up to
+// most (more than most counts most+1): the list's total, said above it.
+func (l *Ledger) DeskQueueTotal(ctx context.Context, actor Actor, q ListQuery, provider string, most int) (int, error) {
+	ds, err := l.deskStore(actor)
+	if err != nil {
+		return 0, err
+	}
+	if err := q.check(provider); err != nil {
+		return 0, err
+	}
+	if !l.Cards.narrowToProvider(&q, provider) {
+		return 0, nil
+	}
+	q.AwaitingLookupOf = l.Cards.LookupTypes()
+	l.Cards.hideContentFromSearch(actor, &q)
+	q.Cursor = ""
+	return ds.DeskTotal(ctx, q, most)
 }
 
 // DeskItem is everything the desk shows about one operation.

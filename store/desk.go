@@ -202,6 +202,28 @@ func (s *Store) DeskList(ctx context.Context, q domain.ListQuery) ([]domain.Oper
 	return ops, next, nil
 }
 
+// DeskTotal implements domain.DeskStore: Total, planned as DeskList is.
+func (s *Store) DeskTotal(ctx context.Context, q domain.ListQuery, most int) (int, error) {
+	if s.dialect != "postgres" || q.Text == "" {
+		return s.Total(ctx, q, most)
+	}
+	var n int
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec("SET LOCAL plan_cache_mode = force_custom_plan").Error; err != nil {
+			return err
+		}
+		in := *s
+		in.db = tx
+		var err error
+		n, err = in.Total(ctx, q, most)
+		return err
+	})
+	if err != nil {
+		return 0, translate(err, "operation")
+	}
+	return n, nil
+}
+
 // loadBatch is how many rows one INSERT carries when bulk loading.
 const loadBatch = 500
 

@@ -42,6 +42,26 @@ func (s *Store) List(ctx context.Context, q domain.ListQuery) ([]domain.Operatio
 	return ops, next, nil
 }
 
+// Total counts the operations matching q on every page (q's cursor and
+// limit aside), reading at most most+1 of them: a count past most is
+// most+1, which the desk says as "more than".
+func (s *Store) Total(ctx context.Context, q domain.ListQuery, most int) (int, error) {
+	q.Cursor, q.Limit = "", most
+	sql, args, _, err := s.listSQL(q)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	// The page's query whole, ORDER BY and LIMIT most+1 included: the same
+	// plan the list pages are read with, stopped at the bound.
+	// It reads the ids only, not each row's content.
+	sql = "SELECT id " + strings.TrimPrefix(sql, "SELECT * ")
+	if err := s.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM ("+sql+") AS page", args...).Scan(&n).Error; err != nil {
+		return 0, translate(err, "operation")
+	}
+	return n, nil
+}
+
 // listSQL is List's query for q, its arguments and the page's size; the
 // query asks for one row more, to tell whether a next page exists.
 func (s *Store) listSQL(q domain.ListQuery) (string, []any, int, error) {

@@ -71,6 +71,14 @@ func (s *server) listPage(c *gin.Context, all bool) {
 		if next != "" {
 			v.Next = listURL(v.Path(), f, next)
 		}
+		if err == nil && (next != "" || q.Cursor != "") { // one page says its own count
+			v.Total, err = s.ledger.DeskQueueTotal(c.Request.Context(), person, q, f.Provider, pages.TotalMost)
+		} else {
+			v.Total = len(ops)
+		}
+		if q.Cursor != "" {
+			v.First = strings.TrimSuffix(listURL(v.Path(), f, ""), "?")
+		}
 		s.markTwins(c, person, v.Rows)
 		if v.CanAct && len(v.Rows) > 0 {
 			v.People = s.assignable(c)
