@@ -72,7 +72,7 @@ func (s *server) listPage(c *gin.Context, all bool) {
 			v.Next = listURL(v.Path(), f, next)
 		}
 		if err == nil && (next != "" || q.Cursor != "") { // one page says its own count
-			v.Total, err = s.ledger.DeskQueueTotal(c.Request.Context(), person, q, f.Provider, pages.TotalMost)
+			v.Total, err = s.ledger.DeskQueueTotal(c.Request.Context(), person, q, f.Provider, v.TotalBound())
 		} else {
 			v.Total = len(ops)
 		}

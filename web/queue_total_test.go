@@ -31,3 +31,15 @@ func TestDesk_QueueSaysItsTotal(t *testing.T) {
 		t.Fatalf("the Operations page says %q", got)
 	}
 }
+
+// TestDesk_OperationsTotalIsBounded: the Operations page counts its
+// matches only so far, and says "more than" past it.
+func TestDesk_OperationsTotalIsBounded(t *testing.T) {
+	d := newDesk(t)
+	for i := range 203 {
+		d.register(fmt.Sprintf("evt_bound%d:crm_task", i), "crm.task.create")
+	}
+	if got := d.get("ada", "/desk/operations").want(http.StatusOK).text("queue-total"); got != "More than 200 operations match." {
+		t.Fatalf("the Operations page says %q", got)
+	}
+}
