@@ -99,7 +99,9 @@ func (s *Sessions) Lookup(ctx context.Context, secret string) (domain.Actor, err
 		if err := s.Store.DeleteSession(ctx, hash); err != nil {
 			return domain.Actor{}, err
 		}
-		return domain.Actor{}, domain.Errorf(domain.EUnauthenticated, "your session expired; sign in again")
+		// Refused, but with whose it was: the desk keeps a decision typed
+		// into an expired session for that person, and for nobody else.
+		return sess.Person, domain.Errorf(domain.EUnauthenticated, "your session expired; sign in again")
 	}
 	if now.Sub(sess.LastSeenAt) >= touchEvery {
 		if err := s.Store.TouchSession(ctx, hash, now); err != nil {

@@ -28,6 +28,9 @@ type AuditSelect struct {
 	// ByStream orders by stream, then seq, with the system stream first;
 	// otherwise events come in write order.
 	ByStream bool
+	// NewestFirst turns a page (ListAudit) round: the latest first, as
+	// the desk's audit page reads; the API and the export keep write order.
+	NewestFirst bool
 }
 
 // AuditReader reads the trail; every method streams in batches so that

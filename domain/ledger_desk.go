@@ -17,8 +17,9 @@ type DeskStore interface {
 	// may read every operation.
 	DeskList(ctx context.Context, q ListQuery) ([]Operation, string, error)
 	// DeskCount counts every operation DeskList's pages would list for q,
-	// its cursor and limit aside: one count query.
-	DeskCount(ctx context.Context, q ListQuery) (int, error)
+	// its cursor and limit aside, up to most (more than most counts
+	// most+1; most <= 0 counts all): one count query.
+	DeskCount(ctx context.Context, q ListQuery, most int) (int, error)
 	// DeskCounts counts the desk's items by state, for the navigation of
 	// every page: one indexed count.
 	// Those of the awaitingLookupOf types that await Handoff's own
@@ -58,6 +59,7 @@ type AuditQuery struct {
 	OperationID string
 	Actor       string // the actor's email, subject or name
 	Action      string
+	PeopleOnly  bool      // only what people did: no workflow's, nor the system's
 	From, To    time.Time // zero: unbounded; To is exclusive
 	Limit       int
 	Cursor      string
@@ -93,13 +95,13 @@ func (l *Ledger) DeskQueue(ctx context.Context, actor Actor, q ListQuery, provid
 
 // DeskQueueCount counts every item DeskQueue's pages list for q and
 // provider: the N of "select all N matching".
-func (l *Ledger) DeskQueueCount(ctx context.Context, actor Actor, q ListQuery, provider string) (int, error) {
+func (l *Ledger) DeskQueueCount(ctx context.Context, actor Actor, q ListQuery, provider string, most int) (int, error) {
 	ds, q, ok, err := l.deskQuery(actor, q, provider)
 	if err != nil || !ok {
 		return 0, err
 	}
 	q.Cursor = ""
-	return ds.DeskCount(ctx, q)
+	return ds.DeskCount(ctx, q, most)
 }
 
 // deskQuery is the queue's query as the store runs it for actor: checked,
@@ -184,13 +186,14 @@ type PendingApproval struct {
 	Previous *ContentVersion
 }
 
-// PendingApprovals pages through the operations awaiting approval, oldest
-// first, each with its current and previous content.
+// PendingApprovals pages through the operations awaiting approval, the
+// latest changed first — a revision of an old operation is the newest thing
+// to approve, not the last — each with its current and previous content.
 func (l *Ledger) PendingApprovals(ctx context.Context, actor Actor, limit int, cursor string) ([]PendingApproval, string, error) {
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return nil, "", err
 	}
-	ops, next, err := l.Store.List(ctx, ListQuery{States: []State{AwaitingApproval}, Limit: limit, Cursor: cursor})
+	ops, next, err := l.Store.List(ctx, ListQuery{States: []State{AwaitingApproval}, Limit: limit, Cursor: cursor, RecentFirst: true})
 	if err != nil {
 		return nil, "", err
 	}

@@ -127,6 +127,10 @@ type ListQuery struct {
 	EnteredSince, ResolvedSince time.Time
 	Limit                       int
 	Cursor                      string
+	// RecentFirst orders by the last change, newest first, instead of by
+	// creation, oldest first: the Approvals page, where a revision of an
+	// old operation is the newest thing to approve.
+	RecentFirst bool
 
 	// AwaitingLookupOf leaves out the operations of these types that
 	// await Handoff's own lookup (AwaitingLookup): not handed off yet,

@@ -10,7 +10,7 @@ import (
 
 // TestDesk_QueueRefreshSaysWhenAndPauses: the queue says how long ago it
 // was read, and a person can pause its refresh: a new item waits until
-// they resume it.
+// they resume it. The refresh updates the navigation's counts too.
 func TestDesk_QueueRefreshSaysWhenAndPauses(t *testing.T) {
 	s, idp := deskServer(t)
 	s.intoDesk(t, "evt_refresh1:crm_task", true)
@@ -44,6 +44,10 @@ func TestDesk_QueueRefreshSaysWhenAndPauses(t *testing.T) {
 	}
 	if got := b.text(sel("queue-pause")); got != "Pause refresh" {
 		t.Fatalf("after the refresh the button says %q", got)
+	}
+	// The refresh brought the navigation's counts along, in their place.
+	if got := eval[string](b, `[...document.querySelectorAll('#nav-desk-counts')].map(e => e.closest("nav") ? e.innerText : "outside").join("|")`); got != "2 unknown 0 failed" {
+		t.Fatalf("after the refresh the navigation's counts read %q", got)
 	}
 	b.clean()
 }

@@ -71,6 +71,9 @@ func auditWhere(q domain.AuditSelect, tokenActor bool) ([]string, []any) {
 	} else if q.Action != "" {
 		add("action = ? AND "+notLifecycle, q.Action)
 	}
+	if q.PeopleOnly {
+		add("actor_kind = ?", domain.ActorPerson.String())
+	}
 	if !q.From.IsZero() {
 		add("at >= ?", q.From.UTC())
 	}

@@ -24,7 +24,8 @@ import (
 // otherwise read the OR of them in write order, the whole trail for
 // someone who has done little.
 
-// ListAudit returns one page of events oldest first, with keyset
+// ListAudit returns one page of events oldest first (newest first with
+// NewestFirst: the same indexes, walked backwards), with keyset
 // pagination: on the write position, or on (time, write position) when the
 // selection has a time range.
 func (s *Store) ListAudit(ctx context.Context, q domain.AuditSelect) ([]domain.AuditEvent, string, error) {
@@ -37,7 +38,7 @@ func (s *Store) ListAudit(ctx context.Context, q domain.AuditSelect) ([]domain.A
 	q.Actor = ""
 	where, args := auditWhere(q, false)
 	if q.Cursor != "" {
-		cond, cargs, ok := pageCursor(q.Cursor, timed)
+		cond, cargs, ok := pageCursor(q.Cursor, timed, q.NewestFirst)
 		if !ok {
 			return nil, "", domain.Invalid(domain.FieldError{Field: "cursor", Message: "is not a cursor this server issued"})
 		}
@@ -48,8 +49,13 @@ func (s *Store) ListAudit(ctx context.Context, q domain.AuditSelect) ([]domain.A
 		limit = 50
 	}
 	order := " ORDER BY pos LIMIT ?"
-	if timed {
+	switch {
+	case timed && q.NewestFirst:
+		order = " ORDER BY at DESC, pos DESC LIMIT ?"
+	case timed:
 		order = " ORDER BY at, pos LIMIT ?"
+	case q.NewestFirst:
+		order = " ORDER BY pos DESC LIMIT ?"
 	}
 	base := "SELECT * FROM audit_events WHERE " + strings.Join(where, " AND ")
 	query, qargs := base+order, append(args, limit+1)
@@ -74,6 +80,9 @@ func (s *Store) ListAudit(ctx context.Context, q domain.AuditSelect) ([]domain.A
 		if timed {
 			c = "t" + strconv.FormatInt(last.At.UnixNano(), 10) + "." + strconv.FormatInt(last.Pos, 10)
 		}
+		if q.NewestFirst {
+			c = strings.ToUpper(c[:1]) + c[1:]
+		}
 		next = base64.RawURLEncoding.EncodeToString([]byte(c))
 	}
 	out := make([]domain.AuditEvent, len(rows))
@@ -85,16 +94,26 @@ func (s *Store) ListAudit(ctx context.Context, q domain.AuditSelect) ([]domain.A
 
 // pageCursor reads a cursor ListAudit issued: "a" and a write position for
 // a page in write order, "t", a time and a write position for one in time
-// order. A cursor of the other order is refused.
-func pageCursor(cursor string, timed bool) (string, []any, bool) {
+// order; upper case ("A", "T") for the same orders newest first. A cursor
+// of another order is refused.
+func pageCursor(cursor string, timed, newest bool) (string, []any, bool) {
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)
 	if err != nil || len(raw) < 2 {
+		return "", nil, false
+	}
+	after := ">"
+	if newest {
+		if raw[0] != 'A' && raw[0] != 'T' {
+			return "", nil, false
+		}
+		raw[0], after = raw[0]+'a'-'A', "<"
+	} else if raw[0] == 'A' || raw[0] == 'T' {
 		return "", nil, false
 	}
 	switch {
 	case raw[0] == 'a' && !timed:
 		pos, err := strconv.ParseInt(string(raw[1:]), 10, 64)
-		return "pos > ?", []any{pos}, err == nil
+		return "pos " + after + " ?", []any{pos}, err == nil
 	case raw[0] == 't' && timed:
 		ns, p, ok := strings.Cut(string(raw[1:]), ".")
 		at, err1 := strconv.ParseInt(ns, 10, 64)
@@ -103,7 +122,7 @@ func pageCursor(cursor string, timed bool) (string, []any, bool) {
 			return "", nil, false
 		}
 		t := time.Unix(0, at).UTC()
-		return "(at, pos) > (?, ?)", []any{t, pos}, true
+		return "(at, pos) " + after + " (?, ?)", []any{t, pos}, true
 	}
 	return "", nil, false
 }

@@ -84,6 +84,13 @@ SELECT 'tok_' || ns, ns, ns || '-worker', 'hash_' || ns, now() FROM unnest(ARRAY
 		{"time=second_half", sel(func(q *domain.AuditSelect) { q.From = t0.Add(span / 2) })},
 		{"namespace=big", sel(func(q *domain.AuditSelect) { q.Namespace, q.WithSystem = "orders", false })},
 		{"namespace=small", sel(func(q *domain.AuditSelect) { q.Namespace, q.WithSystem = "ledger", false })},
+		// The desk's page: newest first, and its People only.
+		{"people_only", sel(func(q *domain.AuditSelect) { q.PeopleOnly = true })},
+		{"newest/none", sel(func(q *domain.AuditSelect) { q.NewestFirst = true })},
+		{"newest/people_only", sel(func(q *domain.AuditSelect) { q.NewestFirst, q.PeopleOnly = true, true })},
+		{"newest/actor=rare_person", sel(func(q *domain.AuditSelect) { q.NewestFirst, q.Actor = true, "person4@example.com" })},
+		{"newest/action=resolved", sel(func(q *domain.AuditSelect) { q.NewestFirst, q.Action = true, "resolved" })},
+		{"newest/time=second_half", sel(func(q *domain.AuditSelect) { q.NewestFirst, q.From = true, t0.Add(span/2) })},
 	}
 	schemas := []string{"new", "old", "new", "old"}
 	if v := os.Getenv("HANDOFF_BENCH_AUDIT_SCHEMAS"); v != "" {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -209,5 +210,63 @@ func TestPurge_onlyFinalStreamsPastRetention(t *testing.T) {
 	store.ExecRaw(t, x.s, "DELETE FROM audit_events WHERE stream = ?", res.Operation.ID)
 	if rep := x.verify(); rep.OK() || rep.Breaks[0].Kind != audit.BreakMissingStream || rep.Breaks[0].Stream != res.Operation.ID {
 		t.Fatalf("a stream deleted without a tombstone: %v", rep.Breaks)
+	}
+}
+
+// TestListAudit_newestFirstPages: newest first, the desk's audit page,
+// walks exactly the events write order does, backwards — in write order,
+// in time order over a range, and through the actor's merged branches —
+// and a cursor of the other direction is refused.
+func TestListAudit_newestFirstPages(t *testing.T) {
+	ctx := context.Background()
+	x := newAuditFixture(t)
+	x.lifecycle("evt_1:task")
+	x.lifecycle("evt_2:task")
+	// The workflow's token, so that the actor filter finds its events.
+	if err := x.s.CreateToken(ctx, domain.APIToken{ID: "tok_1", Namespace: wf.Namespace, Name: wf.Name, Hash: "h1", CreatedAt: time.Now()},
+		domain.SystemEvent(ctx, x.l.IDs, x.l.Now(), domain.System, "token_created", "", map[string]any{"token_id": "tok_1"})); err != nil {
+		t.Fatal(err)
+	}
+	walk := func(q domain.AuditSelect) ([]string, string) {
+		t.Helper()
+		var ids []string
+		first := ""
+		for page := 0; ; page++ {
+			evs, next, err := x.s.ListAudit(ctx, q)
+			if err != nil || page > 20 {
+				t.Fatal(err, page)
+			}
+			if page == 0 {
+				first = next
+			}
+			for _, e := range evs {
+				ids = append(ids, e.ID)
+			}
+			if q.Cursor = next; next == "" {
+				return ids, first
+			}
+		}
+	}
+	from := time.Now().Add(-time.Hour)
+	for name, q := range map[string]domain.AuditSelect{
+		"write order": {AuditQuery: domain.AuditQuery{Limit: 2}, WithSystem: true},
+		"time range":  {AuditQuery: domain.AuditQuery{Limit: 2, From: from}, WithSystem: true},
+		"actor":       {AuditQuery: domain.AuditQuery{Limit: 2, Actor: wf.Name}, WithSystem: true},
+	} {
+		forward, oldCursor := walk(q)
+		q.NewestFirst = true
+		backward, newCursor := walk(q)
+		slices.Reverse(backward)
+		if len(forward) < 3 || !slices.Equal(forward, backward) {
+			t.Errorf("%s: newest first %v, oldest first %v", name, backward, forward)
+		}
+		q.Cursor = oldCursor
+		if _, _, err := x.s.ListAudit(ctx, q); domain.ErrorCode(err) != domain.EInvalid {
+			t.Errorf("%s: an oldest-first cursor newest first: %v", name, err)
+		}
+		q.Cursor, q.NewestFirst = newCursor, false
+		if _, _, err := x.s.ListAudit(ctx, q); domain.ErrorCode(err) != domain.EInvalid {
+			t.Errorf("%s: a newest-first cursor oldest first: %v", name, err)
+		}
 	}
 }

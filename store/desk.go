@@ -117,17 +117,27 @@ func (s *Store) DeskList(ctx context.Context, q domain.ListQuery) ([]domain.Oper
 	return ops, next, nil
 }
 
-// DeskCount implements domain.DeskStore: List's condition counted, with a
-// plan made for the search's own values as in DeskList.
-func (s *Store) DeskCount(ctx context.Context, q domain.ListQuery) (int, error) {
+// DeskCount implements domain.DeskStore: how many operations List's pages
+// would give for q, its cursor and limit aside, reading at most most+1 of
+// them (a count past most is most+1, which the desk says as "more than");
+// most <= 0 counts them all. On PostgreSQL a search is planned for its own
+// values, as in DeskList.
+func (s *Store) DeskCount(ctx context.Context, q domain.ListQuery, most int) (int, error) {
+	q.Cursor = ""
 	where, args, err := s.listWhere(q)
 	if err != nil {
 		return 0, err
 	}
-	var n int64
-	count := func(db *gorm.DB) error {
-		return db.Raw("SELECT COUNT(*) FROM operations WHERE "+where, args...).Row().Scan(&n)
+	sql := "SELECT COUNT(*) FROM operations WHERE " + where
+	if most > 0 {
+		// The page's order and a LIMIT of most+1: the plan the list pages
+		// are read with, stopped at the bound, reading ids only.
+		sql = "SELECT COUNT(*) FROM (SELECT id FROM operations WHERE " + where +
+			" ORDER BY created_at, id LIMIT ?) AS page"
+		args = append(args, most+1)
 	}
+	var n int64
+	count := func(db *gorm.DB) error { return db.Raw(sql, args...).Row().Scan(&n) }
 	if s.dialect != "postgres" || q.Text == "" {
 		err = count(s.db.WithContext(ctx))
 	} else {

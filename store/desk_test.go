@@ -41,6 +41,14 @@ func intoDesk(t *testing.T, l *domain.Ledger, key string, unknown bool) domain.O
 func TestDesk_ItemAndApprovals(t *testing.T) {
 	ctx := context.Background()
 	l := domain.NewLedger(storetest.New(t), testCards())
+	// Two coupons wait for approval before the failure below is revised:
+	// the revision is the newest thing to approve, so it comes first.
+	for i := range 2 {
+		if _, err := l.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("evt_c:%d", i), Type: "coupon.issue",
+			Content: json.RawMessage(fmt.Sprintf(`{"c":%d}`, i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	a := intoDesk(t, l, "evt_desk:a", true)
 	b := intoDesk(t, l, "evt_desk:b", false)
 	it, err := l.DeskItem(ctx, person, a.ID)
@@ -57,12 +65,6 @@ func TestDesk_ItemAndApprovals(t *testing.T) {
 		ExpectedVersion: b.Version}); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 2 {
-		if _, err := l.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("evt_c:%d", i), Type: "coupon.issue",
-			Content: json.RawMessage(fmt.Sprintf(`{"c":%d}`, i))}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	pend, next, err := l.PendingApprovals(ctx, person, 2, "")
 	if err != nil || len(pend) != 2 || next == "" {
 		t.Fatalf("approvals page 1: %+v %q %v", pend, next, err)
@@ -71,11 +73,11 @@ func TestDesk_ItemAndApprovals(t *testing.T) {
 		p.Current.CreatedBy != "bob@example.com" {
 		t.Fatalf("revised item: %+v", p)
 	}
-	if pend[1].Previous != nil || pend[1].Current.Version != 1 {
+	if pend[1].Previous != nil || pend[1].Current.Version != 1 || pend[1].Op.Key != "evt_c:1" {
 		t.Fatalf("unrevised item: %+v", pend[1])
 	}
 	rest, next, err := l.PendingApprovals(ctx, person, 2, next)
-	if err != nil || len(rest) != 1 || next != "" {
+	if err != nil || len(rest) != 1 || next != "" || rest[0].Op.Key != "evt_c:0" {
 		t.Fatalf("approvals page 2: %+v %q %v", rest, next, err)
 	}
 }

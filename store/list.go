@@ -12,6 +12,7 @@ import (
 
 // List returns one page of operations, oldest first, with keyset pagination
 // on (created_at, id): the cursor names the last row of the previous page.
+// With RecentFirst it is (updated_at, id), newest first.
 func (s *Store) List(ctx context.Context, q domain.ListQuery) ([]domain.Operation, string, error) {
 	sql, args, limit, err := s.listSQL(q)
 	if err != nil {
@@ -26,6 +27,9 @@ func (s *Store) List(ctx context.Context, q domain.ListQuery) ([]domain.Operatio
 		rows = rows[:limit]
 		last := rows[limit-1]
 		next = encodeCursor(last.CreatedAt, last.ID)
+		if q.RecentFirst {
+			next = encodeCursor(last.UpdatedAt, last.ID)
+		}
 	}
 	ops := make([]domain.Operation, 0, len(rows))
 	for _, r := range rows {
@@ -36,6 +40,26 @@ func (s *Store) List(ctx context.Context, q domain.ListQuery) ([]domain.Operatio
 		ops = append(ops, op)
 	}
 	return ops, next, nil
+}
+
+// Total counts the operations matching q on every page (q's cursor and
+// limit aside), reading at most most+1 of them: a count past most is
+// most+1, which the desk says as "more than".
+func (s *Store) Total(ctx context.Context, q domain.ListQuery, most int) (int, error) {
+	q.Cursor, q.Limit = "", most
+	sql, args, _, err := s.listSQL(q)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	// The page's query whole, ORDER BY and LIMIT most+1 included: the same
+	// plan the list pages are read with, stopped at the bound.
+	// It reads the ids only, not each row's content.
+	sql = "SELECT id " + strings.TrimPrefix(sql, "SELECT * ")
+	if err := s.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM ("+sql+") AS page", args...).Scan(&n).Error; err != nil {
+		return 0, translate(err, "operation")
+	}
+	return n, nil
 }
 
 // listSQL is List's query for q, its arguments and the page's size; the
@@ -50,14 +74,22 @@ func (s *Store) listSQL(q domain.ListQuery) (string, []any, int, error) {
 		if err != nil {
 			return "", nil, 0, domain.Invalid(domain.FieldError{Field: "cursor", Message: "is not a cursor this server issued"})
 		}
-		where += " AND (created_at > ? OR (created_at = ? AND id > ?))"
+		if q.RecentFirst {
+			where += " AND (updated_at < ? OR (updated_at = ? AND id < ?))"
+		} else {
+			where += " AND (created_at > ? OR (created_at = ? AND id > ?))"
+		}
 		args = append(args, at, at, id)
 	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = 50
 	}
-	return "SELECT * FROM operations WHERE " + where + " ORDER BY created_at, id LIMIT ?", append(args, limit+1), limit, nil
+	order := " ORDER BY created_at, id LIMIT ?"
+	if q.RecentFirst {
+		order = " ORDER BY updated_at DESC, id DESC LIMIT ?"
+	}
+	return "SELECT * FROM operations WHERE " + where + order, append(args, limit+1), limit, nil
 }
 
 // listWhere is the condition of List's query for q, without its cursor:

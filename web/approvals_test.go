@@ -24,23 +24,24 @@ func TestDesk_Approvals(t *testing.T) {
 	// Ada sees her own revision, marked and not approvable.
 	p := d.get("ada", "/desk/approvals").want(http.StatusOK)
 	items := p.all("approval-item")
-	if len(items) != 2 || attr(items[0], "data-id") != registered.ID || attr(items[1], "data-id") != revised.ID {
-		t.Fatalf("%d items", len(items))
+	// The newest first: the revision, made after the coupon was registered.
+	if len(items) != 2 || attr(items[0], "data-id") != revised.ID || attr(items[1], "data-id") != registered.ID {
+		t.Fatalf("%d items, the first %s", len(items), attr(items[0], "data-id"))
 	}
-	if !strings.Contains(text(items[0]), "The content as registered") || strings.Contains(text(items[0]), "You made this version") {
-		t.Fatalf("registered item: %q", text(items[0]))
+	if !strings.Contains(text(items[1]), "The content as registered") || strings.Contains(text(items[1]), "You made this version") {
+		t.Fatalf("registered item: %q", text(items[1]))
 	}
-	own := text(items[1])
+	own := text(items[0])
 	for _, want := range []string{"You made this version", `- "owner": "u_9",`, `+ "owner": "u_10",`, "by ada@example.com", "owner u_9 left"} {
 		if !strings.Contains(own, want) {
 			t.Fatalf("own revision lacks %q: %q", want, own)
 		}
 	}
 	buttons := p.all("submit-approve")
-	if len(buttons) != 2 || hasAttr(buttons[0], "disabled") || !hasAttr(buttons[1], "disabled") {
+	if len(buttons) != 2 || !hasAttr(buttons[0], "disabled") || hasAttr(buttons[1], "disabled") {
 		t.Fatal("only the other's version may be approved by Ada")
 	}
-	approve := inputs(p.all("form-approve")[1])
+	approve := inputs(p.all("form-approve")[0])
 	if approve.Get("content_version") != "2" || approve.Get("expected_version") != version(revised) || approve.Get("return") != "/desk/approvals" {
 		t.Fatalf("approve form: %v", approve)
 	}

@@ -1,8 +1,10 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,7 +28,7 @@ const auditPageSize = 50
 const localTime = "2006-01-02T15:04"
 
 // audit shows the audit trail across operations, system stream included,
-// in the order it was written.
+// the latest first: what someone looks for there is what just happened.
 func (s *server) audit(c *gin.Context) {
 	f, q, errs := auditFilter(c)
 	v := pages.AuditView{Frame: s.frameFor(c, "Audit", "audit"), Filter: f, Actions: []pages.Option{{Value: "", Label: "every action"}}}
@@ -36,6 +38,7 @@ func (s *server) audit(c *gin.Context) {
 	if audit.MayExport(me(c)) {
 		v.ExportCSV, v.ExportJSONL = auditExportURL(f, audit.FormatCSV), auditExportURL(f, audit.FormatJSONL)
 	}
+	v.ActorNote = s.matchActor(c, &q)
 	var err error
 	if len(errs) > 0 {
 		err = domain.Invalid(errs...)
@@ -62,8 +65,8 @@ func (s *server) audit(c *gin.Context) {
 // export share it.
 func auditFilter(c *gin.Context) (pages.AuditFilter, domain.AuditQuery, []domain.FieldError) {
 	f := pages.AuditFilter{Operation: strings.TrimSpace(c.Query("operation")), Actor: strings.TrimSpace(c.Query("actor")),
-		Action: c.Query("action"), From: c.Query("from"), To: c.Query("to")}
-	q := domain.AuditQuery{OperationID: f.Operation, Actor: f.Actor, Action: f.Action, Cursor: c.Query("cursor")}
+		Action: c.Query("action"), From: c.Query("from"), To: c.Query("to"), People: c.Query("people") != ""}
+	q := domain.AuditQuery{OperationID: f.Operation, Actor: f.Actor, Action: f.Action, PeopleOnly: f.People, Cursor: c.Query("cursor")}
 	var errs []domain.FieldError
 	q.From, errs = auditTime("from", f.From, errs)
 	q.To, errs = auditTime("to", f.To, errs)
@@ -74,7 +77,7 @@ func auditFilter(c *gin.Context) (pages.AuditFilter, domain.AuditQuery, []domain
 func (s *server) auditPage(c *gin.Context, q domain.AuditQuery) ([]domain.AuditEvent, string, error) {
 	trail := audit.OfLedger(s.ledger)
 	q.Limit = auditPageSize
-	return trail.List(c.Request.Context(), me(c), domain.AuditSelect{AuditQuery: q, WithSystem: true})
+	return trail.List(c.Request.Context(), me(c), domain.AuditSelect{AuditQuery: q, WithSystem: true, NewestFirst: true})
 }
 
 // auditTime reads a filter time: the datetime-local form, or RFC 3339.
@@ -98,6 +101,9 @@ func auditURL(f pages.AuditFilter, cursor string) string {
 			vals.Set(k, v)
 		}
 	}
+	if f.People {
+		vals.Set("people", "1")
+	}
 	return "/desk/audit?" + vals.Encode()
 }
 
@@ -109,5 +115,40 @@ func auditExportURL(f pages.AuditFilter, format string) string {
 			vals.Set(k, v)
 		}
 	}
+	if f.People {
+		vals.Set("people", "1")
+	}
 	return "/desk/audit/export?" + vals.Encode()
+}
+
+// matchActor reads the Actor filter as a person would mean it: when what
+// was typed is no person's email, name or subject exactly, but a part of
+// exactly one person's, in any case ("ann", "ANN@EXAMPLE.COM"), the filter
+// is that person's email. The trail is then still read through its exact
+// actor indexes. It says what it did, or why it did not, for the page.
+func (s *server) matchActor(c *gin.Context, q *domain.AuditQuery) string {
+	typed := q.Actor
+	if typed == "" {
+		return ""
+	}
+	ps, err := s.ledger.People(c.Request.Context(), me(c), domain.PeopleQuery{Text: typed, Limit: 6})
+	if err != nil || len(ps) == 0 {
+		return ""
+	}
+	var names []string
+	for _, p := range ps {
+		if p.Email == typed || p.Name == typed || p.Subject == typed {
+			return "" // an exact actor: read as typed
+		}
+		names = append(names, p.Label())
+	}
+	if len(ps) > 1 {
+		return fmt.Sprintf("%q is part of %d people's names: %s. Only an actor named exactly %q is shown; type more of one.",
+			typed, len(ps), strings.Join(names, ", "), typed)
+	}
+	q.Actor = ps[0].Email
+	if q.Actor == "" {
+		q.Actor = ps[0].Subject
+	}
+	return "Showing " + ps[0].Label() + ", the one person whose email, name or subject contains " + strconv.Quote(typed) + "."
 }

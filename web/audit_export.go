@@ -15,6 +15,7 @@ import (
 // written, so a refusal is a page, not half a file.
 func (s *server) auditExport(c *gin.Context) {
 	_, q, errs := auditFilter(c)
+	s.matchActor(c, &q)
 	format := c.DefaultQuery("format", audit.FormatCSV)
 	person := me(c)
 	trail := audit.OfLedger(s.ledger)

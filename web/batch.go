@@ -82,7 +82,7 @@ func (s *server) matching(c *gin.Context) ([]domain.BatchItem, pages.QueueFilter
 	}
 	n := len(ops)
 	if next != "" {
-		if n, err = s.ledger.DeskQueueCount(c.Request.Context(), me(c), q, f.Provider); err != nil {
+		if n, err = s.ledger.DeskQueueCount(c.Request.Context(), me(c), q, f.Provider, 0); err != nil {
 			return nil, f, 0, err
 		}
 	}

@@ -35,6 +35,22 @@ type flash struct {
 	Draft   pages.Draft   `json:"draft"`
 	Take    bool          `json:"take,omitempty"` // a stale Take, shown by the list it came from
 	Done    string        `json:"done,omitempty"` // a decision recorded: the success banner
+	// For is the person who typed the draft (flashOwner); the flash is
+	// shown to nobody else who signs in on that browser. "" when the
+	// decision came without any session to tell.
+	For string `json:"for,omitempty"`
+}
+
+// flashOwner names a person for a flash: their issuer and subject, which
+// no other person shares, or their identity without a subject.
+func flashOwner(p domain.Actor) string {
+	if p.Kind != domain.ActorPerson {
+		return ""
+	}
+	if p.Subject == "" {
+		return "id:" + p.Identity()
+	}
+	return p.Issuer + " " + p.Subject
 }
 
 // flashMaxAge is how long a flash waits: long enough to sign in again.
@@ -84,6 +100,9 @@ func (s *server) setFlash(c *gin.Context, f flash) bool {
 	if draftBytes(f.Draft) > maxFlash {
 		return false // could never fit: not worth encoding and signing
 	}
+	if f.For == "" {
+		f.For = flashOwner(me(c))
+	}
 	raw, err := json.Marshal(f)
 	if err != nil {
 		return false
@@ -116,6 +135,12 @@ func (s *server) takeFlash(c *gin.Context, forPage func(flash) bool) (flash, boo
 	if err != nil || json.Unmarshal(raw, &f) != nil || !forPage(f) {
 		return flash{}, false
 	}
+	if f.For != "" && f.For != flashOwner(me(c)) {
+		// Someone else typed it, and then someone else signed in on this
+		// browser: not theirs to read, nor to submit.
+		s.signIn.clearCookie(c, s.signIn.flashCookie())
+		return flash{}, false
+	}
 	s.signIn.clearCookie(c, s.signIn.flashCookie())
 	return f, true
 }
@@ -144,7 +169,13 @@ func (s *server) keepExpiredDecision(c *gin.Context) {
 		return
 	}
 	back := domain.DeskPath(m[1])
-	f := flash{Op: m[1], Status: http.StatusUnauthorized, Draft: draftOf(c), Problem: pages.Problem{Expired: true,
+	var owner string
+	if v, ok := c.Get(keyExpired); ok {
+		if p, isActor := v.(domain.Actor); isActor {
+			owner = flashOwner(p)
+		}
+	}
+	f := flash{Op: m[1], For: owner, Status: http.StatusUnauthorized, Draft: draftOf(c), Problem: pages.Problem{Expired: true,
 		Message: "Your session had expired, so nothing was recorded. You are signed in again: check what you typed below and submit it again."}}
 	if !s.setFlash(c, f) {
 		f.Draft = pages.Draft{}

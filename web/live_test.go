@@ -53,8 +53,12 @@ func TestDesk_NavigationCountsTheDesk(t *testing.T) {
 			t.Fatalf("%s: nav counts %q %q", path, text(u), text(f))
 		}
 	}
-	// A fragment has no navigation to count for.
-	d.get("ada", "/desk/queue", "HX-Request", "true").want(http.StatusOK).fragment().none("nav-desk-counts")
+	// A fragment has no navigation of its own; the queue's refresh sends
+	// the counts to swap over the page's (TestDesk_QueueRefreshBringsNavCounts).
+	d.get("ada", "/desk/audit", "HX-Request", "true").want(http.StatusOK).fragment().none("nav-desk-counts")
+	if n := d.get("ada", "/desk/queue", "HX-Request", "true").want(http.StatusOK).fragment().one("nav-desk-counts"); attr(n, "hx-swap-oob") != "true" {
+		t.Fatal("the queue's refresh sends the counts to be swapped in place")
+	}
 }
 
 func TestDesk_TypesPageCopy(t *testing.T) {

@@ -95,8 +95,10 @@ func TestDesk_Audit(t *testing.T) {
 
 	p := d.get("vic", "/desk/audit").want(http.StatusOK)
 	rows := p.all("audit-row")
-	if len(rows) != 8 || attr(rows[7], "data-action") != "noted" || !strings.Contains(text(rows[7]), "Ada Lovelace <ada@example.com>") {
-		t.Fatalf("%d rows; last %q", len(rows), text(rows[len(rows)-1]))
+	// The newest first: Ada's note, then the last settle.
+	if len(rows) != 8 || attr(rows[0], "data-action") != "noted" || !strings.Contains(text(rows[0]), "Ada Lovelace <ada@example.com>") ||
+		attr(rows[7], "data-action") != "registered" {
+		t.Fatalf("%d rows; first %q", len(rows), text(rows[0]))
 	}
 	p.one("audit-filter")
 
@@ -120,12 +122,12 @@ func TestDesk_Audit(t *testing.T) {
 	}
 	p = d.get("vic", "/desk/audit?action=noted").want(http.StatusOK)
 	next := attr(p.one("next-page"), "href")
-	if len(p.all("audit-row")) != 50 || !strings.Contains(next, "action=noted") {
-		t.Fatalf("page 1: %d rows, next %q", len(p.all("audit-row")), next)
+	if rows := p.all("audit-row"); len(rows) != 50 || !strings.Contains(next, "action=noted") || !strings.Contains(text(rows[0]), "n59") {
+		t.Fatalf("page 1: %d rows, the first %q, next %q", len(rows), text(rows[0]), next)
 	}
 	p = d.get("vic", next).want(http.StatusOK)
-	if n := len(p.all("audit-row")); n != 11 {
-		t.Fatalf("page 2: %d rows", n)
+	if rows := p.all("audit-row"); len(rows) != 11 || !strings.Contains(text(rows[0]), "n9") || !strings.Contains(text(rows[10]), "calling the CRM") {
+		t.Fatalf("page 2: %d rows, the first %q", len(rows), text(rows[0]))
 	}
 	p.none("next-page")
 }

@@ -71,13 +71,26 @@ func (s *server) listPage(c *gin.Context, all bool) {
 		if next != "" {
 			v.Next = listURL(v.Path(), f, next)
 		}
+		if q.Cursor != "" {
+			v.First = strings.TrimSuffix(listURL(v.Path(), f, ""), "?")
+		}
 		s.markTwins(c, person, v.Rows)
 		if err == nil {
-			v.Total = s.matchingCount(c, q, f, len(v.Rows), c.Query("cursor") != "" || next != "")
-			if v.CanAct {
+			v.Total = s.matchingCount(c, q, f, len(v.Rows), c.Query("cursor") != "" || next != "", v.TotalBound())
+			if v.CanAct && v.Total <= v.TotalBound() {
 				v.Matching = max(v.Total, 0) // "select all N matching"
 			}
 		}
+		if v.CanAct && len(v.Rows) > 0 {
+			v.People = s.assignable(c)
+		}
+	}
+	if htmx(c) {
+		v.NavCounts = s.deskCounts(c) // the refresh brings the navigation's counts along
+	}
+	if !all && f.Q != "" {
+		v.Wider = listURL(domain.DeskOperations, pages.QueueFilter{Q: f.Q}, "")
+		v.Found = s.operationByID(c, f.Q, v.Rows)
 	}
 	vp := viewPages[v.Path()]
 	v.Views = s.savedViews(c, vp, viewFilter(vp, c.Query), v.Self)
@@ -94,11 +107,11 @@ func (s *server) listPage(c *gin.Context, all bool) {
 // when it is the only page, else one count query. A count that cannot be
 // read is -1: the page shows no total and offers no "select all" rather
 // than failing, since the list itself was read.
-func (s *server) matchingCount(c *gin.Context, q domain.ListQuery, f pages.QueueFilter, rows int, paged bool) int {
+func (s *server) matchingCount(c *gin.Context, q domain.ListQuery, f pages.QueueFilter, rows int, paged bool, most int) int {
 	if !paged {
 		return rows
 	}
-	n, err := s.ledger.DeskQueueCount(c.Request.Context(), me(c), q, f.Provider)
+	n, err := s.ledger.DeskQueueCount(c.Request.Context(), me(c), q, f.Provider, most)
 	if err != nil {
 		s.log.WarnContext(c.Request.Context(), "the queue's matching count", "err", err)
 		return -1
@@ -319,4 +332,36 @@ func ageParam(d time.Duration) string {
 		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
 	}
 	return strconv.Itoa(int(d/time.Hour)) + "h"
+}
+
+// assignable are the people a list page's assignee fields suggest: those
+// who signed in with a role that can decide, the viewer first, each by the
+// identity the Ledger resolves back to them.
+func (s *server) assignable(c *gin.Context) []pages.PersonOption {
+	ps, err := s.ledger.People(c.Request.Context(), me(c), domain.PeopleQuery{Roles: domain.Deciders, Limit: domain.MaxPeople})
+	if err != nil {
+		s.log.Warn("listing the people to assign to", "err", err)
+	}
+	viewer := me(c).Person()
+	out := []pages.PersonOption{{Value: viewer.Identity(), Label: viewer.Label() + " (you)"}}
+	for _, p := range ps {
+		if id := p.Identity(); id != "" && !slices.ContainsFunc(out, func(o pages.PersonOption) bool { return o.Value == id }) {
+			out = append(out, pages.PersonOption{Value: id, Label: p.Label()})
+		}
+	}
+	return out
+}
+
+// operationByID is the operation a queue search names by its ID, when the
+// queue does not list it: the queue searches what a person reads off a
+// row, and an ID pasted from a log or a webhook should still lead there.
+func (s *server) operationByID(c *gin.Context, q string, rows []pages.QueueRow) *pages.QueueRow {
+	if !strings.HasPrefix(q, "op_") || slices.ContainsFunc(rows, func(r pages.QueueRow) bool { return r.ID == q }) {
+		return nil
+	}
+	op, err := s.ledger.Get(c.Request.Context(), me(c), q)
+	if err != nil {
+		return nil
+	}
+	return &pages.QueueRow{ID: op.ID, Key: op.Key, State: op.State.String()}
 }

@@ -37,7 +37,7 @@ func BenchmarkDeskQueueCount(b *testing.B) {
 					var err error
 					var n int
 					if what == "count" {
-						n, err = d.ledger.DeskQueueCount(ctx, ada, c.q, "")
+						n, err = d.ledger.DeskQueueCount(ctx, ada, c.q, "", 0)
 					} else {
 						q := c.q
 						q.Limit = queuePageSize

@@ -57,6 +57,10 @@ func New(cfg Config) (*gin.Engine, error) {
 // of kind person), set by the session middleware.
 const keyPerson = "handoff.person"
 
+// keyExpired is the person whose session the request's cookie named when
+// it had just expired: not signed in, but the owner of what they typed.
+const keyExpired = "handoff.expired"
+
 // personOf returns the signed-in person, if any.
 func personOf(c *gin.Context) (domain.Actor, bool) {
 	v, ok := c.Get(keyPerson)

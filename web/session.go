@@ -86,6 +86,9 @@ func (s *server) loadSession(c *gin.Context) {
 		c.Set(keyPerson, person)
 	case domain.ErrorCode(err) == domain.EUnauthenticated:
 		s.signIn.clearCookie(c, s.signIn.sessionCookie)
+		if person.Kind == domain.ActorPerson {
+			c.Set(keyExpired, person) // whose decision keepExpiredDecision keeps
+		}
 	default:
 		s.log.ErrorContext(c.Request.Context(), "session lookup failed", "error", err.Error())
 		c.Header("Retry-After", "2")

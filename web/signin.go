@@ -45,6 +45,8 @@ type OIDCFlow interface {
 // SessionKeeper is what the desk needs of sessions (auth.Sessions).
 type SessionKeeper interface {
 	Start(ctx context.Context, person domain.Actor, method string) (secret string, err error)
+	// Lookup refuses an expired session with EUnauthenticated and, when
+	// it can still tell, the person whose session it was.
 	Lookup(ctx context.Context, secret string) (domain.Actor, error)
 	End(ctx context.Context, secret string) error
 }
@@ -192,6 +194,7 @@ func (s *server) logout(c *gin.Context) {
 		}
 	}
 	s.signIn.clearCookie(c, s.signIn.sessionCookie)
+	s.signIn.clearCookie(c, s.signIn.flashCookie()) // what they typed leaves with them
 	c.Redirect(http.StatusSeeOther, "/auth/signed-out")
 }
 

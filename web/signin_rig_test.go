@@ -83,7 +83,7 @@ func newSignInRig(t *testing.T, withOIDC bool, publicURL string) *signInRig {
 		}
 		si.OIDC = o
 	}
-	e, err := New(Config{Ledger: domain.NewLedger(st, domain.Cards{}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), SignIn: si})
+	e, err := New(Config{Ledger: domain.NewLedger(st, testCards()), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), SignIn: si})
 	if err != nil {
 		t.Fatal(err)
 	}

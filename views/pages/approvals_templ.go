@@ -46,7 +46,7 @@ func Approvals(v ApprovalsView) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Approvals</h1><p class=\"muted\">Each operation runs only the content version someone approved — never one they revised themselves.</p><div id=\"approvals-list\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Approvals</h1><p class=\"muted\">Newest first: a revision comes before what has waited longer. Each operation runs only the content version someone approved — never one they revised themselves.</p><div id=\"approvals-list\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

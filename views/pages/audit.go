@@ -10,6 +10,9 @@ type AuditView struct {
 	Rows    []EventRow
 	Next    string
 	Problem string
+	// ActorNote says which person a part of a name was read as, or that
+	// it is part of several people's.
+	ActorNote string
 	// ExportCSV and ExportJSONL link to an export of what the filter
 	// selects; empty for people who may not export.
 	ExportCSV, ExportJSONL string
@@ -17,4 +20,7 @@ type AuditView struct {
 }
 
 // AuditFilter is the audit page's filter as the URL carries it.
-type AuditFilter struct{ Operation, Actor, Action, From, To string }
+type AuditFilter struct {
+	Operation, Actor, Action, From, To string
+	People                             bool // only what people did
+}

@@ -25,11 +25,51 @@ type QueueView struct {
 	Stale   *Stale    // a Take refused because the item had changed
 	All     bool      // the Operations page: every state, searched deeper
 	Updated time.Time // when the list was read, shown beside its refresh
-	Total   int       // the items matching the filter, over every page
-	// Matching is Total where the person may act: the N of "select all N
-	// matching"; 0 otherwise.
+	// People are who an item can be assigned to, offered by the row's
+	// and the bulk form's assignee field (PeopleList) instead of a blank.
+	People []PersonOption
+	// Wider is the Operations page's search for the queue's search text:
+	// every state, operation and attempt IDs and the content too.
+	Wider string
+	// Found is the operation the queue's search text is the ID of, when
+	// the queue itself does not list it.
+	Found *QueueRow
+	// NavCounts are the navigation's counts, sent with a refreshed
+	// fragment of the queue; nil on a whole page, which has its own.
+	NavCounts *layouts.DeskCounts
+	// Total counts every page's items, up to TotalBound; more counts
+	// TotalBound+1, said as "more than"; below 0, it could not be counted.
+	Total int
+	// Matching is Total where the person may act and it is exact: the N
+	// of "select all N matching"; 0 otherwise.
 	Matching int
 	Views    SavedViews // the page's saved views; zero where there are none to show
+	// First is the first page's URL, when this is a later one.
+	First string
+}
+
+// TotalBound is how far the list's total is counted: the queue's items
+// are few (the bound lets select all say how many are left past one
+// batch's 1,000); on the Operations page, over every state, counting costs a
+// walk of that many matches (at 100,000 operations on PostgreSQL, a common
+// error text's count of 1,000 added about 85 ms to the page).
+func (v QueueView) TotalBound() int {
+	if v.All {
+		return 200
+	}
+	return 10000
+}
+
+// TotalText says how many items the filter matches on every page.
+func (v QueueView) TotalText() string {
+	noun := map[bool]string{true: "operation", false: "item"}[v.All]
+	switch {
+	case v.Total > v.TotalBound():
+		return "More than " + strconv.Itoa(v.TotalBound()) + " " + noun + "s match."
+	case v.Total == 1:
+		return "1 " + noun + " matches."
+	}
+	return strconv.Itoa(v.Total) + " " + noun + "s match."
 }
 
 // MaxBatch is how many items one bulk decision takes at most.
