@@ -237,14 +237,25 @@ func (s *server) queueOptions() (states, types, providers, ages []pages.Option) 
 	return states, types, providers, ages
 }
 
+// holdBadges are the queue's words for the holds that keep an item from a
+// second execution: a twin, a supersede of something already sent, and a
+// revision that waits for the earlier send's outcome (which is no twin).
+var holdBadges = map[string]string{
+	domain.CodeTwinUnresolved: "twin",
+	domain.CodeSupersedesSent: "supersedes",
+	domain.CodeRevisionWaits:  "waits",
+}
+
 // queueRow is one desk item as the queue shows it.
 func queueRow(op domain.Operation, card domain.Card, now time.Time, me *domain.Actor) pages.QueueRow {
 	r := pages.QueueRow{ID: op.ID, Key: op.Key, Type: op.Type, Provider: card.Provider, Namespace: op.Namespace,
 		EventID: op.EventID, State: op.State.String(), Assignee: op.Assignee, Attempts: op.Attempts,
 		Version: op.Version, CreatedAt: op.CreatedAt, Since: op.CreatedAt,
 		NextDecision: nextDecision(op), Mine: me != nil && op.AssignedTo(*me)}
-	if e := op.LastError; e != nil && (e.Code == domain.CodeTwinUnresolved || e.Code == domain.CodeSupersedesSent || e.Code == domain.CodeRevisionWaits) {
-		r.Twin = e.Message
+	if e := op.LastError; e != nil {
+		if hold, ok := holdBadges[e.Code]; ok {
+			r.Twin, r.Hold = e.Message, hold
+		}
 	}
 	if op.DeskEnteredAt != nil { // an item's age is how long it has waited for a person
 		r.Since = *op.DeskEnteredAt
@@ -284,6 +295,7 @@ func (s *server) markTwins(c *gin.Context, person domain.Actor, rows []pages.Que
 		for _, h := range held {
 			if rows[i].Twin == "" && strings.Contains(h.LastError.Message, "("+rows[i].ID+")") {
 				rows[i].Twin = "The same content under " + h.Key + " waits for approval until this one is decided."
+				rows[i].Hold = "twin"
 			}
 		}
 	}

@@ -116,6 +116,7 @@ type QueueRow struct {
 	// another (twin_unresolved, supersedes_sent) or a revision waiting for
 	// the earlier send's outcome; "" otherwise.
 	Twin string
+	Hold string // the badge's word for Twin's hold: twin, supersedes, waits
 }
 
 // activeFilters counts the filters in use for the folded filter's summary:
