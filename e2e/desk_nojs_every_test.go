@@ -181,7 +181,7 @@ func TestDesk_EveryDecisionWithoutJavaScript(t *testing.T) {
 		t.Fatalf("the filter shows %d rows, want %d", n, len(matching))
 	}
 	b.run("assigning every matching row", chromedp.Click(chromedp.CSS(`[data-testid="bulk"] > summary`)),
-		chromedp.Click(chromedp.CSS(`[data-testid="bulk-selected"] [data-testid="bulk-all"]`)),
+		chromedp.Click(sel("bulk-all")), // select all N matching, outside the form (form="bulk-selected")
 		chromedp.SetValue(chromedp.CSS(`[data-testid="bulk-selected"] [data-testid="bulk-decision"]`), "assign"),
 		chromedp.SendKeys(chromedp.CSS(`[data-testid="bulk-selected"] [data-testid="bulk-assignee"]`), ben.Email),
 		chromedp.SendKeys(chromedp.CSS(`[data-testid="bulk-selected"] [data-testid="bulk-reason"]`), "Ben runs this campaign"),
