@@ -9,7 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// TestDesk_Screenshots renders the overview, queue, incidents, operation and
+// TestDesk_Screenshots renders the overview, queue, incidents, an incident, operation and
 // approvals pages at desktop width, and the queue and an operation at phone
 // width, into the folder HANDOFF_SCREENSHOTS names; the
 // README shows the committed ones. It fills the desk through the API the way
@@ -53,13 +53,16 @@ func TestDesk_Screenshots(t *testing.T) {
 
 	b := newBrowser(t, s, idp, 1440, 900)
 	b.signIn(idp, lea, "/desk")
+	b.run("finding an incident", chromedp.Navigate(s.URL+"/desk/incidents"), chromedp.WaitVisible(sel("incident-link")))
+	incident := eval[string](b, `document.querySelector('[data-testid="incident-link"]').getAttribute('href')`)
 	for _, shot := range []struct {
 		name, path, ready string
 		width             int64
 	}{
-		{"overview", "/desk", "overview-chart", 1440},
+		{"overview", "/desk", "overview-entered", 1440},
 		{"queue", "/desk/queue", "queue-table", 1440},
 		{"incidents", "/desk/incidents", "incidents-table", 1440},
+		{"incident", incident, "incident-facts", 1440},
 		{"operation", "/desk/operations/" + target, "timeline", 1440},
 		{"approvals", "/desk/approvals", "approval-item", 1440},
 		{"queue-phone", "/desk/queue", "queue-table", 390},
