@@ -118,12 +118,16 @@ func (s *Store) listSQL(q domain.ListQuery) (string, []any, int, error) {
 		if desc {
 			op = "<"
 		}
-		idOp := op
 		if back {
-			idOp += "="
+			op += "="
 		}
-		where += " AND (" + col + " " + op + " ? OR (" + col + " = ? AND id " + idOp + " ?))"
-		args = append(args, at, at, id)
+		// A row value, not "col > ? OR (col = ? AND id > ?)": both
+		// databases read it as where the index scan starts, so a late page
+		// costs what the first does; the OR is a filter over every row
+		// before the cursor (Operations' page past 110,000 operations on
+		// PostgreSQL: 163 ms, against 0.1 ms).
+		where += " AND (" + col + ", id) " + op + " (?, ?)"
+		args = append(args, at, id)
 	}
 	limit := q.Limit
 	if limit <= 0 {
