@@ -12,9 +12,9 @@ import (
 // no index on updated_at to read a page along, and ordering by it would
 // sort the whole table for each page; the queue's items are few.
 func listSorts(all bool) []pages.Option {
-	sorts := []pages.Option{{Value: "", Label: "oldest first"}, {Value: "newest", Label: "newest first"}}
+	sorts := []pages.Option{{Value: "", Label: "oldest"}, {Value: "newest", Label: "newest"}}
 	if !all {
-		sorts = append(sorts, pages.Option{Value: "changed", Label: "last change first"})
+		sorts = append(sorts, pages.Option{Value: "changed", Label: "changed"})
 	}
 	return sorts
 }
