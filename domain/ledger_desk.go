@@ -100,7 +100,7 @@ func (l *Ledger) DeskQueueCount(ctx context.Context, actor Actor, q ListQuery, p
 	if err != nil || !ok {
 		return 0, err
 	}
-	q.Cursor = ""
+	q.Cursor, q.Until = "", ""
 	return ds.DeskCount(ctx, q, most)
 }
 

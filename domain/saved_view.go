@@ -32,8 +32,8 @@ const (
 // ViewFields are the filter fields a view of each page keeps: the page's
 // query parameters, and nothing else.
 var ViewFields = map[string][]string{
-	"queue":      {"q", "state", "type", "provider", "namespace", "assignee", "age", "mine", "error"},
-	"operations": {"q", "state", "type", "provider", "namespace", "assignee", "age", "mine", "error"},
+	"queue":      {"q", "state", "type", "provider", "namespace", "assignee", "age", "mine", "error", "sort"},
+	"operations": {"q", "state", "type", "provider", "namespace", "assignee", "age", "mine", "error", "sort"},
 	"audit":      {"operation", "actor", "action", "from", "to"},
 }
 

@@ -131,6 +131,14 @@ type ListQuery struct {
 	// creation, oldest first: the Approvals page, where a revision of an
 	// old operation is the newest thing to approve.
 	RecentFirst bool
+	// NewestFirst orders by creation, newest first: the desk's "newest
+	// first" sort, read backwards along the same indexes.
+	NewestFirst bool
+	// Until is a page cursor read the other way: the page that ends with
+	// the cursor's row, included — the desk's "previous page". With it,
+	// List's second result is the Until of the page before, "" on the
+	// first. Cursor and Until are not given together.
+	Until string
 
 	// AwaitingLookupOf leaves out the operations of these types that
 	// await Handoff's own lookup (AwaitingLookup): not handed off yet,

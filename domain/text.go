@@ -102,7 +102,7 @@ func loneSurrogate(raw []byte) bool {
 // API's and the desk's query strings do.
 func (q ListQuery) check(provider string) error {
 	fields := [][2]string{{"namespace", q.Namespace}, {"key", q.Key}, {"event_id", q.EventID},
-		{"correlation_id", q.CorrelationID}, {"assignee", q.Assignee}, {"q", q.Text}, {"cursor", q.Cursor},
+		{"correlation_id", q.CorrelationID}, {"assignee", q.Assignee}, {"q", q.Text}, {"cursor", q.Cursor}, {"until", q.Until},
 		{"provider", provider}}
 	for _, t := range q.Types {
 		fields = append(fields, [2]string{"type", t})

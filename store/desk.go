@@ -123,7 +123,7 @@ func (s *Store) DeskList(ctx context.Context, q domain.ListQuery) ([]domain.Oper
 // most <= 0 counts them all. On PostgreSQL a search is planned for its own
 // values, as in DeskList.
 func (s *Store) DeskCount(ctx context.Context, q domain.ListQuery, most int) (int, error) {
-	q.Cursor = ""
+	q.Cursor, q.Until = "", ""
 	where, args, err := s.listWhere(q)
 	if err != nil {
 		return 0, err

@@ -71,6 +71,9 @@ func parseItems(vals []string) ([]domain.BatchItem, error) {
 // one batch may take.
 func (s *server) matching(c *gin.Context) ([]domain.BatchItem, pages.QueueFilter, int, error) {
 	f := filterFrom(c.PostForm, "assignee_filter")
+	// The list's order is no part of what a bulk decision takes: the
+	// oldest items first, up to a batch, whatever order the page shows.
+	f.Sort = ""
 	q, err := queueQuery(f, me(c), "", time.Now())
 	if err != nil {
 		return nil, f, 0, err

@@ -25,6 +25,9 @@ func (s *server) incidents(c *gin.Context) {
 	v := pages.IncidentsView{Frame: s.frameFor(c, "Incidents", "queue"), CanAct: person.Role.AtLeast(domain.RoleOperator)}
 	for _, in := range list {
 		v.Incidents = append(v.Incidents, incidentRow(in))
+		if v.CanAct && in.OpenItems > 0 && v.People == nil {
+			v.People = s.assignable(c) // once, for every bulk form's assignee
+		}
 	}
 	page(c, http.StatusOK, pages.Incidents(v), pages.Incidents(v))
 }

@@ -32,6 +32,8 @@ func (s *server) listPage(c *gin.Context, all bool) {
 	v := pages.QueueView{Frame: s.frameFor(c, "Queue", "queue"), Filter: f, Self: c.Request.URL.RequestURI(),
 		CanAct: person.Role.AtLeast(domain.RoleOperator) && !all, All: all}
 	v.States, v.Types, v.Provs, v.Ages = s.queueOptions()
+	v.Sorts = listSorts(all)
+	cursor, until := c.Query("cursor"), c.Query("until")
 	if all {
 		v.Frame = s.frameFor(c, "Operations", "operations")
 		v.States = []pages.Option{{Value: "", Label: "every state"}}
@@ -43,7 +45,10 @@ func (s *server) listPage(c *gin.Context, all bool) {
 	// browser shows (htmx pushes it) and the one decisions return to keep
 	// only those in use, so it reads, and shares, as what it filters.
 	if emptyParams(c.Request.URL.RawQuery) {
-		v.Self = strings.TrimSuffix(listURL(v.Path(), f, c.Query("cursor")), "?")
+		v.Self = strings.TrimSuffix(listURL(v.Path(), f, cursor), "?")
+		if until != "" {
+			v.Self = listURLAt(v.Path(), f, "until", until)
+		}
 		c.Header("HX-Push-Url", v.Self)
 	}
 	if fl, ok := s.takeFlash(c, func(f flash) bool { return f.Take }); ok {
@@ -54,10 +59,11 @@ func (s *server) listPage(c *gin.Context, all bool) {
 	if all {
 		qf.State = "" // everyState reads it: any state goes
 	}
-	q, err := queueQuery(qf, person, c.Query("cursor"), time.Now())
+	q, err := queueQuery(qf, person, cursor, time.Now())
 	if all && err == nil {
 		q, err = everyState(q, f)
 	}
+	q.Until = until
 	if err == nil {
 		var ops []domain.Operation
 		var next string
@@ -68,15 +74,10 @@ func (s *server) listPage(c *gin.Context, all bool) {
 			card, _ := s.ledger.Cards.Get(op.Type)
 			v.Rows = append(v.Rows, queueRow(op, card, now, &person))
 		}
-		if next != "" {
-			v.Next = listURL(v.Path(), f, next)
-		}
-		if q.Cursor != "" {
-			v.First = strings.TrimSuffix(listURL(v.Path(), f, ""), "?")
-		}
+		v.First, v.Prev, v.Next = pageLinks(v.Path(), f, cursor, until, next, len(v.Rows))
 		s.markTwins(c, person, v.Rows)
 		if err == nil {
-			v.Total = s.matchingCount(c, q, f, len(v.Rows), c.Query("cursor") != "" || next != "", v.TotalBound())
+			v.Total = s.matchingCount(c, q, f, len(v.Rows), cursor != "" || until != "" || next != "", v.TotalBound())
 			if v.CanAct && v.Total <= v.TotalBound() {
 				v.Matching = max(v.Total, 0) // "select all N matching"
 			}
@@ -141,7 +142,7 @@ func filterFrom(get func(string) string, assignee string) pages.QueueFilter {
 	return pages.QueueFilter{Q: strings.TrimSpace(get("q")), State: get("state"), Type: get("type"),
 		Provider: get("provider"), Namespace: get("namespace"), Assignee: get(assignee),
 		Age: get("age"), Mine: get("mine") != "", Error: get("error"),
-		Within: get("within"), Entered: get("entered"), Resolved: get("resolved")}
+		Within: get("within"), Entered: get("entered"), Resolved: get("resolved"), Sort: get("sort")}
 }
 
 // queueQuery turns the filter into the Ledger's list query.
@@ -172,6 +173,9 @@ func queueQuery(f pages.QueueFilter, person domain.Actor, cursor string, now tim
 		}
 		q.InDeskBefore = now.Add(-d)
 	}
+	if err := sortQuery(&q, f.Sort, false); err != nil {
+		return q, err
+	}
 	return q, windows(&q, f, now)
 }
 
@@ -179,6 +183,9 @@ func queueQuery(f pages.QueueFilter, person domain.Actor, cursor string, now tim
 // page, and searches deeper.
 func everyState(q domain.ListQuery, f pages.QueueFilter) (domain.ListQuery, error) {
 	q.States, q.Deep = nil, true
+	if err := sortQuery(&q, f.Sort, true); err != nil {
+		return q, err
+	}
 	if f.State != "" {
 		st, err := domain.ParseState(f.State)
 		if err != nil {
@@ -194,10 +201,16 @@ func queueURL(f pages.QueueFilter, cursor string) string { return listURL("/desk
 
 // listURL is a list page's URL for a filter, with a page cursor.
 func listURL(path string, f pages.QueueFilter, cursor string) string {
+	return listURLAt(path, f, "cursor", cursor)
+}
+
+// listURLAt is a list page's URL for a filter, with a page's cursor under
+// its name: cursor (the page after) or until (the page up to).
+func listURLAt(path string, f pages.QueueFilter, name, cursor string) string {
 	vals := url.Values{}
 	for k, v := range map[string]string{"q": f.Q, "state": f.State, "type": f.Type, "provider": f.Provider,
-		"namespace": f.Namespace, "assignee": f.Assignee, "age": f.Age, "error": f.Error, "cursor": cursor,
-		"within": f.Within, "entered": f.Entered, "resolved": f.Resolved} {
+		"namespace": f.Namespace, "assignee": f.Assignee, "age": f.Age, "error": f.Error, name: cursor,
+		"within": f.Within, "entered": f.Entered, "resolved": f.Resolved, "sort": f.Sort} {
 		if v != "" {
 			vals.Set(k, v)
 		}

@@ -122,6 +122,8 @@ func TestDesk_SavedViewRefusals(t *testing.T) {
 		{"a duplicate name", url.Values{"page": {"queue"}, "name": {"timeouts"}}, http.StatusUnprocessableEntity, "already a view named"},
 		{"a state the queue does not list", url.Values{"page": {"queue"}, "name": {"x"}, "state": {"completed"}}, http.StatusUnprocessableEntity, "state"},
 		{"an age that is no age", url.Values{"page": {"queue"}, "name": {"x"}, "age": {"soon"}}, http.StatusUnprocessableEntity, "age"},
+		{"an order the queue has not", url.Values{"page": {"queue"}, "name": {"x"}, "sort": {"sideways"}}, http.StatusUnprocessableEntity, "sort"},
+		{"an order Operations has not", url.Values{"page": {"operations"}, "name": {"x"}, "sort": {"changed"}}, http.StatusUnprocessableEntity, "sort"},
 		{"an audit time that is no time", url.Values{"page": {"audit"}, "name": {"x"}, "from": {"yesterday"}}, http.StatusUnprocessableEntity, "from"},
 		{"an unknown audit action", url.Values{"page": {"audit"}, "name": {"x"}, "action": {"exploded"}}, http.StatusUnprocessableEntity, "action"},
 		{"a value too long", url.Values{"page": {"queue"}, "name": {"x"}, "q": {strings.Repeat("a", 501)}}, http.StatusUnprocessableEntity, "at most 500"},

@@ -11,6 +11,9 @@ type IncidentsView struct {
 	Frame     layouts.Frame
 	Incidents []IncidentRow
 	CanAct    bool
+	// People are who the bulk forms' assignee field suggests (PeopleList),
+	// as on the queue.
+	People []PersonOption
 }
 
 // IncidentRow is one incident in the list.

@@ -17,6 +17,7 @@ type QueueView struct {
 	Types   []Option
 	Provs   []Option
 	Ages    []Option
+	Sorts   []Option // the orders the page offers (QueueFilter.Sort)
 	Rows    []QueueRow
 	Next    string    // the next page's URL; "" on the last page
 	Self    string    // this page's URL with its filter, where actions return to
@@ -44,8 +45,9 @@ type QueueView struct {
 	// of "select all N matching"; 0 otherwise.
 	Matching int
 	Views    SavedViews // the page's saved views; zero where there are none to show
-	// First is the first page's URL, when this is a later one.
-	First string
+	// First and Prev are the first and the previous page's URLs, when
+	// this is a later one.
+	First, Prev string
 }
 
 // TotalBound is how far the list's total is counted: the queue's items
@@ -98,6 +100,9 @@ type QueueFilter struct {
 	// duration): in the desk for less than, handed to a person or decided
 	// by one within (queue_window.templ).
 	Within, Entered, Resolved string
+	// Sort is the list's order: oldest (the default, ""), newest, or
+	// changed (the last change first; the queue only).
+	Sort string
 }
 
 // Option is one choice of a select.
