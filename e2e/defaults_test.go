@@ -2,11 +2,11 @@ package e2e
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -19,12 +19,6 @@ import (
 func TestServeWithNoConfiguration(t *testing.T) {
 	bin := handoffBinary(t)
 	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "HANDOFF_") {
@@ -34,7 +28,10 @@ func TestServeWithNoConfiguration(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin)
-	cmd.Dir, cmd.Env = dir, append(env, "HANDOFF_ADDR="+addr)
+	// The port is the server's own choice, read back from its log: a port
+	// picked here and freed could be taken by another test's server first,
+	// which would then answer this test's readiness check.
+	cmd.Dir, cmd.Env = dir, append(env, "HANDOFF_ADDR=127.0.0.1:0")
 	var logs syncBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -42,7 +39,19 @@ func TestServeWithNoConfiguration(t *testing.T) {
 	}
 	defer func() { cancel(); _ = cmd.Wait() }()
 
+	var addr string
+	serving := regexp.MustCompile(`msg="handoff serving".* addr=http://(127\.0\.0\.1:\d+)`)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if m := serving.FindStringSubmatch(logs.String()); m != nil {
+			addr = m[1]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not serving:\n%s", logs.String())
+		}
+	}
 	var resp *http.Response
+	var err error
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if resp, err = http.Get("http://" + addr + "/readyz"); err == nil && resp.StatusCode == 200 {
 			resp.Body.Close()
