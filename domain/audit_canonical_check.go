@@ -133,17 +133,8 @@ func (c *canonCheck) array(depth int) bool {
 		if !c.value(depth + 1) {
 			return false
 		}
-		if c.i >= len(c.b) {
-			return false
-		}
-		switch c.b[c.i] {
-		case ']':
-			c.i++
-			return true
-		case ',':
-			c.i++
-		default:
-			return false
+		if done, ok := c.after(']'); !ok || done {
+			return ok
 		}
 	}
 }
@@ -174,19 +165,27 @@ func (c *canonCheck) object(depth int) bool {
 		if !c.value(depth + 1) {
 			return false
 		}
-		if c.i >= len(c.b) {
-			return false
-		}
-		switch c.b[c.i] {
-		case '}':
-			c.i++
-			return true
-		case ',':
-			c.i++
-		default:
-			return false
+		if done, ok := c.after('}'); !ok || done {
+			return ok
 		}
 	}
+}
+
+// after reads what follows a member or an element: end closes the
+// container (done), a comma leads to the next, anything else is refused.
+func (c *canonCheck) after(end byte) (done, ok bool) {
+	if c.i >= len(c.b) {
+		return false, false
+	}
+	switch c.b[c.i] {
+	case end:
+		c.i++
+		return true, true
+	case ',':
+		c.i++
+		return false, true
+	}
+	return false, false
 }
 
 // plainASCII: printable ASCII without a backslash.
