@@ -61,7 +61,9 @@ func (l *Ledger) Register(ctx context.Context, actor Actor, r Registration) (Reg
 	}
 	// A twin is looked for by the write itself (Change.NoOpenTwin) where
 	// that is the only hold there can be; a write refused for one is
-	// decided again, held with the twin named.
+	// decided again: held with the twin named or, when the twin has left
+	// its open state since, written again under the same condition, so
+	// that a registration racing this one still meets it.
 	twinInWrite := !loop && !card.TwinsAllowed && r.Supersedes == ""
 	if !loop && !twinInWrite {
 		if r.held, err = l.hold(ctx, r, card, content); err != nil {
@@ -75,14 +77,21 @@ func (l *Ledger) Register(ctx context.Context, actor Actor, r Registration) (Reg
 	}
 	ch.NoOpenTwin = twinInWrite
 	op, created, err := l.create(ctx, r, ch, env)
-	if twinInWrite && ErrorCode(err) == EConflict {
+	for range maxConflictRetries {
+		if !twinInWrite || ErrorCode(err) != EConflict {
+			break
+		}
 		if r.held, err = l.hold(ctx, r, card, content); err != nil {
 			return RegisterResult{}, err
 		}
 		if ch, err = NewOperation(r, content, loop, env); err != nil {
 			return RegisterResult{}, err
 		}
+		ch.NoOpenTwin = r.held == nil
 		op, created, err = l.create(ctx, r, ch, env)
+	}
+	if twinInWrite && ErrorCode(err) == EConflict {
+		return RegisterResult{}, Errorf(EUnavailable, "operations with the same type and content are changing too fast; try again")
 	}
 	if err != nil {
 		return RegisterResult{}, err

@@ -176,9 +176,11 @@ func DBColumns(s *Store, table string) ([]string, error) {
 // renderer, as far as their plans' routes allow: "tx" writes each in a GORM
 // transaction; "single" each route-single or route-multi plan as its own
 // statement; "multi" every route-multi plan in one multi-row statement, in
-// one transaction with the route-single plans' statements. A plan the
-// renderer may not take is written by the next one that may. It returns
-// each change's answer: written (or created), or its error.
+// one transaction with the route-single plans' statements (and, as
+// planFlush does, a later registration held for no twin of a content
+// already there). A plan the renderer may not take is written by the next
+// one that may. It returns each change's answer: written (or created), or
+// its error.
 func WriteVia(s *Store, via string, chs []domain.Change, create bool) ([]bool, []error) {
 	ctx := context.Background()
 	written, errs := make([]bool, len(chs)), make([]error, len(chs))
@@ -212,8 +214,11 @@ func WriteVia(s *Store, via string, chs []domain.Change, create bool) ([]bool, [
 	}
 	var parts []flushPart
 	multi := flushPart{multi: true, create: create}
+	turns := map[string]bool{}
 	for j, r := range batch {
-		if r.p.route == routeMulti {
+		turn := twinTurn(&r.p)
+		if r.p.route == routeMulti && (turn == "" || !turns[turn]) {
+			turns[turn] = true
 			multi.idx = append(multi.idx, j)
 		} else {
 			parts = append(parts, flushPart{idx: []int{j}, create: create})
@@ -241,3 +246,6 @@ func TableRows(s *Store, table string, less ...string) ([]string, error) {
 	err := s.db.Raw("SELECT (" + j + ")::text AS j FROM " + table + " t ORDER BY 1").Scan(&rows).Error
 	return rows, err
 }
+
+// QueuedWrites is how many changes wait for a group-commit writer.
+func QueuedWrites(s *Store) int { return len(s.commits.reqs) }

@@ -208,12 +208,19 @@ func (c *committer) flush(batch []*commitRequest) {
 }
 
 // together sends the batch's statements (planFlush: one multi-row
-// statement per kind, the rest one each) in one round trip: the statements
+// statement per kind, the rest one each) in one round trip, after the one
+// that opens every flush (flushOpening: keyedPlans, and the turns of its
+// registrations held for no twin, twin.go): the statements
 // up to the protocol's Sync are one implicit transaction, which commits at
 // the Sync and rolls back whole on any error.
 func (c *committer) together(ctx context.Context, batch []*commitRequest, parts []flushPart) ([]int64, error) {
+	plans := make([]*writePlan, len(batch))
+	for i, r := range batch {
+		plans[i] = &r.p
+	}
 	b := &pgx.Batch{}
-	b.Queue(keyedPlans)
+	opening, args := flushOpening(plans...)
+	b.Queue(opening, args...)
 	for _, p := range parts {
 		var st *stmt
 		if p.multi {
@@ -273,12 +280,13 @@ func readPart(br pgx.BatchResults, p flushPart, batch []*commitRequest, ns []int
 	return nil
 }
 
-// alone commits one change: its statement after keyedPlans, in one round
+// alone commits one change: its statement after flushOpening's, in one round
 // trip and one implicit transaction.
 func (c *committer) alone(ctx context.Context, r *commitRequest) {
 	st := singleStatement(r.p)
 	b := &pgx.Batch{}
-	b.Queue(keyedPlans)
+	opening, args := flushOpening(&r.p)
+	b.Queue(opening, args...)
 	b.Queue(st.sql.String(), st.args...)
 	br := c.pool.SendBatch(ctx, b)
 	var n int64

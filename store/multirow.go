@@ -18,9 +18,10 @@ import (
 // and a change's events are written only if its own row was, so the chain
 // is exactly as the single statements leave it. One statement sees one
 // snapshot, so two changes of the same operation (or two creates of the
-// same key) must not share it: planFlush sends every later one as its own
-// statement after the multi-row ones, in the same transaction, where it
-// meets the first one's write.
+// same key, or two registrations of one content each held for no open
+// twin, twin.go) must not share it: planFlush sends every later one as its
+// own statement after the multi-row ones, in the same transaction, where
+// it meets the first one's write.
 
 // multiTable is one table's rows in a multi-row write: a column's values
 // are sent as one text array and cast to the column's type in SQL, so every
@@ -283,8 +284,8 @@ type flushPart struct {
 
 // planFlush splits a batch into statements: one multi-row statement per
 // kind holding at least multiMin changes, then every other change alone — those
-// not eligible, and a second change of an operation or key already in a
-// multi-row statement, which must see that statement's write.
+// not eligible, and a second change of an operation, key or twin turn
+// already in a multi-row statement, which must see that statement's write.
 func planFlush(batch []*commitRequest) []flushPart {
 	var upd, crt, rest []int
 	var parts []flushPart
@@ -300,6 +301,9 @@ func planFlush(batch []*commitRequest) []flushPart {
 		keys := []string{"id\x00" + op.ID}
 		if r.p.create {
 			keys = append(keys, "key\x00"+op.Namespace+"\x00"+op.Key)
+		}
+		if k := twinTurn(&r.p); k != "" {
+			keys = append(keys, k)
 		}
 		dup := false
 		for _, k := range keys {

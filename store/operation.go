@@ -82,6 +82,11 @@ func writeTx(tx *gorm.DB, p writePlan) (bool, error) {
 		if p.noTwin {
 			var twins []string
 			o := p.op
+			if tx.Dialector.Name() == "postgres" { // SQLite's transactions take turns already
+				if err := tx.Exec(twinTurnTx, o.Namespace, o.Fingerprint).Error; err != nil {
+					return false, err
+				}
+			}
 			if err := tx.Raw("SELECT id FROM operations WHERE "+twinWhere("", "?", "?", "?")+" LIMIT 1",
 				o.Namespace, o.Fingerprint, o.Key).Scan(&twins).Error; err != nil || len(twins) > 0 {
 				return false, err

@@ -77,7 +77,8 @@ var equivalenceTables = []string{"operations", "operation_search", "attempts", "
 // and without notifications, a begun claim, a revision and its approval, a
 // rejection and its supersede, a flush of several registrations and of
 // several begins with a stale one and one that needs a live lease, of
-// several registrations of which some are held for an open twin, a note
+// several registrations of which some are held for an open twin, of
+// several of one content that race (the later ones see the first), a note
 // on a purged operation flushed with settles that write result_data —
 // written through the GORM transaction, the single statement and the
 // multi-row statement into three fresh databases leave every row of every
@@ -190,6 +191,16 @@ func TestRenderers_equivalent(t *testing.T) {
 	}
 	if written := tee.write(twins, true); !slices.Equal(written, []bool{false, false, true, true, true}) {
 		t.Errorf("registrations held for no twin written %v, want the twins of open operations refused", written)
+	}
+	// A flush of registrations claimed and begun, three of one new content
+	// (the twin race): the multi-row statement holds the first of them, the
+	// later two follow it on their own and meet it.
+	var race []domain.Change
+	for i, c := range []string{`{"a":3}`, `{"a":4}`, `{"a":3}`, `{"a":5}`, `{"a":3}`, `{"a":6}`} {
+		race = append(race, twinRegistration(t, ids, fmt.Sprintf("evt_race%d:task", i), c))
+	}
+	if written := tee.write(race, true); !slices.Equal(written, []bool{true, true, false, true, false, true}) {
+		t.Errorf("registrations of one content in one flush written %v, want the first of them only", written)
 	}
 
 	// A content purge (the same instant on every database), then a note

@@ -30,6 +30,67 @@ func noTwinSQL(ns, fp, key string) string {
 	return "NOT EXISTS (SELECT 1 FROM operations AS x WHERE " + twinWhere("x.", ns, fp, key) + ")"
 }
 
+// Registrations of one content take turns. On PostgreSQL (READ COMMITTED)
+// two registrations of one content under different keys at once would
+// each look in a snapshot that holds neither's row, both find no twin, and
+// both be handed out: two executions. So a write held for no twin first
+// takes a transaction-scoped advisory lock of its namespace and
+// fingerprint (its turn), in a statement of its own before the write: a
+// statement's snapshot is taken when it starts, so the write, which starts
+// after the turn is granted, sees the row of any registration that held
+// the turn before it and committed. A lock taken inside the write's own
+// statement would not: its snapshot is older than the lock. The turn costs
+// no statement of its own: it rides on the statement that opens every
+// flush (keyedPlans), and only when the flush holds such a write. Two
+// such writes in one flush hold one turn; planFlush never puts them in one
+// multi-row statement, whose rows share a snapshot, but sends the later
+// one as its own statement after it, where it sees the first one's row.
+//
+// A flush takes its turns in one statement, in the order of their lock
+// keys, so two flushes that want the same two turns cannot deadlock, and
+// before any row it writes. The keys are named by schema, like the
+// store's other advisory locks: two Handoffs in one database do not wait
+// on each other. Two fingerprints whose keys collide only take turns that
+// they need not.
+
+// twinTurnKey is the advisory lock key of a namespace and fingerprint (SQL).
+func twinTurnKey(ns, fp string) string {
+	return "hashtextextended('handoff.twin:' || current_schema() || ':' || " + ns + " || ':' || " + fp + ", 0)"
+}
+
+// keyedPlansTwinTurns is keyedPlans that also takes the turns of the
+// namespaces and fingerprints in its two text arrays.
+var keyedPlansTwinTurns = keyedPlans + ", (SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT " +
+	twinTurnKey("t.ns", "t.fp") + " AS k FROM unnest($1::text[], $2::text[]) AS t (ns, fp) ORDER BY k) AS turns)"
+
+// twinTurnTx is the turn as the transaction renderer takes it, on
+// PostgreSQL, as the first statement of the registration's transaction.
+var twinTurnTx = "SELECT pg_advisory_xact_lock(" + twinTurnKey("CAST(? AS text)", "CAST(? AS text)") + ")"
+
+// flushOpening is the statement that opens a flush of the plans, and its
+// arguments: keyedPlans, with the turns of its writes held for no twin.
+func flushOpening(plans ...*writePlan) (string, []any) {
+	var ns, fp []string
+	for _, p := range plans {
+		if p.create && p.noTwin {
+			ns, fp = append(ns, p.op.Namespace), append(fp, p.op.Fingerprint)
+		}
+	}
+	if len(ns) == 0 {
+		return keyedPlans, nil
+	}
+	return keyedPlansTwinTurns, []any{ns, fp}
+}
+
+// twinTurn is what two writes held for no twin share when they must not
+// share a statement ("" for any other plan).
+func twinTurn(p *writePlan) string {
+	if !p.create || !p.noTwin {
+		return ""
+	}
+	return "twin\x00" + p.op.Namespace + "\x00" + p.op.Fingerprint
+}
+
 // twinQuery is the oldest twin, as the hold names it, as GORM sends it
 // (SQLite); twinFastQuery as pgx does (PostgreSQL's placeholders, the
 // columns scanTargets reads).
