@@ -38,12 +38,22 @@ CREATE INDEX operation_search_exact_value ON operation_search_exact USING hash (
 
 -- +goose StatementBegin
 -- The operation's identifiers as the exact table holds them: distinct,
--- lowercased, without the empty ones.
+-- lowercased, without the empty ones. PL/pgSQL, not SQL: each statement
+-- here is a simple expression, where a query (unnest, array_agg) would go
+-- through the executor at every settle.
 CREATE FUNCTION handoff_operation_identifiers(event_id text, correlation_id text, provider_key text, result_ref text)
-RETURNS text[] LANGUAGE sql IMMUTABLE AS $$
-    SELECT COALESCE(array_agg(DISTINCT v), '{}')
-      FROM unnest(ARRAY[lower(event_id), lower(correlation_id), lower(provider_key), lower(result_ref)]) AS v
-     WHERE COALESCE(v, '') <> ''
+RETURNS text[] LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    ids text[] := '{}';
+    v   text;
+BEGIN
+    FOREACH v IN ARRAY ARRAY[lower(event_id), lower(correlation_id), lower(provider_key), lower(result_ref)] LOOP
+        IF COALESCE(v, '') <> '' AND NOT v = ANY (ids) THEN
+            ids := ids || v;
+        END IF;
+    END LOOP;
+    RETURN ids;
+END
 $$;
 -- +goose StatementEnd
 
@@ -102,17 +112,33 @@ BEGIN
         END IF;
     END IF;
 
-    -- The identifiers: what is gone is deleted, what is new inserted.
-    IF fresh OR (OLD.event_id, OLD.correlation_id, OLD.provider_key, OLD.result_ref) IS DISTINCT FROM
-                (NEW.event_id, NEW.correlation_id, NEW.provider_key, NEW.result_ref) THEN
+    -- The identifiers. A registration inserts them, each once; a settle
+    -- adds its result ref; any other change deletes what is gone and
+    -- inserts what is new.
+    IF fresh THEN
+        INSERT INTO operation_search_exact (value, operation_id)
+        SELECT DISTINCT v, NEW.id
+          FROM unnest(ARRAY[lower(NEW.event_id), lower(NEW.correlation_id), lower(NEW.provider_key),
+                            lower(COALESCE(NEW.result_ref, ''))]) AS v
+         WHERE v <> '';
+    ELSIF (OLD.event_id, OLD.correlation_id, OLD.provider_key) IS NOT DISTINCT FROM
+          (NEW.event_id, NEW.correlation_id, NEW.provider_key) AND COALESCE(OLD.result_ref, '') = '' THEN
+        IF COALESCE(NEW.result_ref, '') <> '' AND
+           lower(NEW.result_ref) NOT IN (lower(NEW.event_id), lower(NEW.correlation_id), lower(NEW.provider_key)) THEN
+            INSERT INTO operation_search_exact (value, operation_id) VALUES (lower(NEW.result_ref), NEW.id);
+        END IF;
+    ELSIF (OLD.event_id, OLD.correlation_id, OLD.provider_key, OLD.result_ref) IS DISTINCT FROM
+          (NEW.event_id, NEW.correlation_id, NEW.provider_key, NEW.result_ref) THEN
+        old_ids := handoff_operation_identifiers(OLD.event_id, OLD.correlation_id, OLD.provider_key, OLD.result_ref);
         new_ids := handoff_operation_identifiers(NEW.event_id, NEW.correlation_id, NEW.provider_key, NEW.result_ref);
-        IF NOT fresh THEN
-            old_ids := handoff_operation_identifiers(OLD.event_id, OLD.correlation_id, OLD.provider_key, OLD.result_ref);
+        IF NOT old_ids <@ new_ids THEN
             DELETE FROM operation_search_exact
              WHERE value = ANY (old_ids) AND NOT value = ANY (new_ids) AND operation_id = NEW.id;
         END IF;
-        INSERT INTO operation_search_exact (value, operation_id)
-        SELECT v, NEW.id FROM unnest(new_ids) AS v WHERE NOT v = ANY (old_ids);
+        IF NOT new_ids <@ old_ids THEN
+            INSERT INTO operation_search_exact (value, operation_id)
+            SELECT v, NEW.id FROM unnest(new_ids) AS v WHERE NOT v = ANY (old_ids);
+        END IF;
     END IF;
     RETURN NULL;
 END
