@@ -557,8 +557,12 @@ func TestList_OperationsSearchIdentifiers(t *testing.T) {
 		ProviderKey: "Stripe-Idem-Gamma-313", Content: json.RawMessage(`{"note":"Quokka Parade"}`)}, "CRM-Delta-474", nil)
 	failed := registerSettled(t, l, domain.Registration{Key: "Order-78:Ship", EventID: "Evt-Same-5", CorrelationID: "Evt-Same-5",
 		Content: json.RawMessage(`{"note":"Wombat Fiesta"}`)}, "", &domain.ErrorInfo{Class: domain.ClassValidation, Code: "OWNER-GONE", Message: "Owner Vanished Quietly"})
+	// A result ref that is also its event ID, but for the case.
+	echoed := registerSettled(t, l, domain.Registration{Key: "Echo-1:Ship", EventID: "Same-Ref-9",
+		Content: json.RawMessage(`{"note":"Heron"}`)}, "SAME-REF-9", nil)
 	searchFollows(t, s, "settled", done.ID, "quokka parade")
 	searchFollows(t, s, "failed", failed.ID, "wombat fiesta")
+	searchFollows(t, s, "settled with its event ID", echoed.ID, "heron")
 
 	for _, hidden := range [][]string{nil, {"other.type"}, {"crm.task.create"}} {
 		finds := func(text string) []string {
