@@ -105,8 +105,11 @@ type ListQuery struct {
 	HeldBy *Actor
 	Text   string     // matches key, event, correlation, provider key, result reference, error
 	Error  *ErrorKind // the last error's class and code (an incident's items)
-	// Deep makes Text also match the operation ID, an attempt ID exactly
-	// and the content's text: the Operations page's search.
+	// Deep makes Text also match the content's text and the operation ID
+	// and an attempt ID whole, and match the event ID, correlation ID,
+	// provider key and result reference whole (in any case) rather than a
+	// part of them: the Operations page's search. A part of the key or of
+	// the error still matches.
 	Deep bool
 	// ContentHiddenTypes are the types whose content Text must not match:
 	// those whose card keeps the content from the caller

@@ -143,6 +143,15 @@ func SearchSide(ctx context.Context, s *Store, id string) ([]SearchRow, error) {
 	return rows, err
 }
 
+// SearchExact is the operation's values in migration 00022's table of
+// identifiers, sorted.
+func SearchExact(ctx context.Context, s *Store, id string) ([]string, error) {
+	var vals []string
+	err := s.db.WithContext(ctx).Raw("SELECT value FROM operation_search_exact WHERE operation_id = ? ORDER BY value", id).
+		Scan(&vals).Error
+	return vals, err
+}
+
 // Loads is how many operations the store has read by id or key on
 // PostgreSQL (the lease cache's clock readings).
 func Loads(s *Store) int64 { return s.lc.loads.Load() }

@@ -204,47 +204,61 @@ func (s *Store) listWhere(q domain.ListQuery) (string, []any, error) {
 	return strings.Join(where, " AND "), args, nil
 }
 
-// searchColumns are what a search matches a substring of, lowercased.
+// searchColumns are what the queue's search (and the API's q) matches a
+// substring of, lowercased.
 var searchColumns = []string{"key", "event_id", "correlation_id", "provider_key", "result_ref", "last_error_message", "last_error_code"}
+
+// The Operations page's search (Deep) matches a substring of the text
+// people remember a part of — the key, the error's message and code, the
+// content — and the identifiers people paste whole exactly, ignoring case:
+// the operation's ID, an attempt's ID and these.
+var (
+	deepTextColumns  = []string{"key", "last_error_message", "last_error_code"}
+	deepExactColumns = []string{"event_id", "correlation_id", "provider_key", "result_ref"}
+)
 
 // sideSearch is, on PostgreSQL, the Operations page's search over every
 // state: a semi-join with migration 00012's side table, whose rows hold the
-// searched columns and the content, lowercased, one per line (a search text
-// without a line break cannot match across two of them). Every operation
-// has a row there, so the exact IDs are arms of the same OR on the side
-// table's primary key, and the condition on operations stays one EXISTS,
-// not an OR: the planner can then take it as a semi-join either way round.
-// For a rare substring it reads the side table's trigram index and fetches
-// the few operations by their keys; for a common one it reads operations in
-// created_at order, probes the side table by key and stops at the page.
-// (An EXISTS or IN under an OR is checked row by row, or materialises every
-// match, and reads the whole table.) The attempt's operation is a scalar
-// subquery, evaluated once.
+// key and the content, and the error's message and code, lowercased, one
+// per line (a search text without a line break cannot match across two of
+// them; migration 00022). Every operation has a row there, so the exact
+// IDs are arms of the same OR on the side table's primary key, and the
+// condition on operations stays one EXISTS, not an OR: the planner can
+// then take it as a semi-join either way round. For a rare substring it
+// reads the side table's trigram index and fetches the few operations by
+// their keys; for a common one it reads operations in created_at order,
+// probes the side table by key and stops at the page. (An EXISTS or IN
+// under an OR is checked row by row, or materialises every match, and
+// reads the whole table.) The attempt's operation is a scalar subquery,
+// and the operations an identifier names (00022's exact table, by its hash
+// index) an array subquery, each evaluated once.
 const sideSearch = `EXISTS (SELECT 1 FROM operation_search s WHERE s.operation_id = operations.id AND ` +
-	`(s.body LIKE ? ESCAPE '\' OR s.operation_id = ? OR s.operation_id = (SELECT operation_id FROM attempts WHERE id = ?)))`
+	`(s.body LIKE ? ESCAPE '\' OR s.operation_id = ? OR s.operation_id = (SELECT operation_id FROM attempts WHERE id = ?) OR ` +
+	`s.operation_id = ANY (ARRAY(SELECT operation_id FROM operation_search_exact WHERE value = lower(?)))))`
 
 // textMatch is the search's condition. On PostgreSQL each of its arms can be
 // read from an index: migration 00004's trigram indexes for the desk's
-// search, 00012's side table for the Operations page's (sideSearch). A text
-// with a line break, and every search on SQLite, is matched column by
-// column. The exact operation and attempt IDs are found through the primary
-// keys; the attempt's operation is a scalar subquery, evaluated once,
-// rather than IN (…): an IN inside an OR is checked row by row, and that
-// makes PostgreSQL read the whole table.
+// search, 00012's side table and 00022's exact table for the Operations
+// page's (sideSearch). A text with a line break, and every search on
+// SQLite, is matched column by column, the same way. The exact operation
+// and attempt IDs are found through the primary keys; the attempt's
+// operation is a scalar subquery, evaluated once, rather than IN (…): an
+// IN inside an OR is checked row by row, and that makes PostgreSQL read
+// the whole table.
 //
 // The content of q.ContentHiddenTypes is not searched: the side table
-// holds it in the same row as the other columns, so operations of those
-// types are matched column by column instead.
+// holds it in the same row as the key, so operations of those types are
+// matched column by column instead.
 func (s *Store) textMatch(q domain.ListQuery) (string, []any) {
 	pat := "%" + escapeLike(strings.ToLower(q.Text)) + "%"
 	hidden := q.ContentHiddenTypes
 	if q.Deep && s.dialect == "postgres" && !strings.Contains(q.Text, "\n") {
 		if len(hidden) == 0 {
-			return sideSearch, []any{pat, q.Text, q.Text}
+			return sideSearch, []any{pat, q.Text, q.Text, q.Text}
 		}
 		cols, args := columnMatch(q, pat)
 		return "((type NOT IN ? AND " + sideSearch + ") OR (type IN ? AND " + cols + "))",
-			append([]any{hidden, pat, q.Text, q.Text, hidden}, args...)
+			append([]any{hidden, pat, q.Text, q.Text, q.Text, hidden}, args...)
 	}
 	cols, args := columnMatch(q, pat)
 	if q.Deep && len(hidden) > 0 {
@@ -257,14 +271,21 @@ func (s *Store) textMatch(q domain.ListQuery) (string, []any) {
 }
 
 // columnMatch matches pat in the searched columns and, for a deep search,
-// the operation or an attempt by its ID.
+// the identifiers whole and the operation or an attempt by its ID.
 func columnMatch(q domain.ListQuery, pat string) (string, []any) {
 	var ors []string
 	var args []any
-	for _, c := range searchColumns {
+	substr := searchColumns
+	if q.Deep {
+		substr = deepTextColumns
+	}
+	for _, c := range substr {
 		ors, args = append(ors, "LOWER(COALESCE("+c+", '')) LIKE ? ESCAPE '\\'"), append(args, pat)
 	}
 	if q.Deep {
+		for _, c := range deepExactColumns {
+			ors, args = append(ors, "LOWER(COALESCE("+c+", '')) = LOWER(?)"), append(args, q.Text)
+		}
 		ors = append(ors, "id = ?", "id = (SELECT operation_id FROM attempts WHERE id = ?)")
 		args = append(args, q.Text, q.Text)
 	}

@@ -89,10 +89,18 @@ func TestList_OperationsSearch(t *testing.T) {
 				}
 			}
 		}
-		// The key is followed by the event ID in the index's text; a search
-		// must not match across the two.
-		if got := found(t, s, domain.ListQuery{Text: m.key + "\n" + m.eventID, Deep: true, Limit: 50}); len(got) != 0 {
-			t.Errorf("%s: a text across key and event ID found %v", st, got)
+		// The event ID is matched whole, in any case, and a part of it
+		// finds nothing (each one's "vt-0" is in every other's).
+		if got := found(t, s, domain.ListQuery{Text: strings.ToUpper(m.eventID), Deep: true, Limit: 50}); len(got) != 1 || got[0] != m.op.ID {
+			t.Errorf("%s: search by its event ID %q found %v", st, m.eventID, got)
+		}
+		if got := found(t, s, domain.ListQuery{Text: m.eventID[1:], Deep: true, Limit: 50}); len(got) != 0 {
+			t.Errorf("%s: a part of an event ID, %q, found %v", st, m.eventID[1:], got)
+		}
+		// The key is followed by the content in the side table's text; a
+		// search must not match across the two.
+		if got := found(t, s, domain.ListQuery{Text: m.key + "\n{", Deep: true, Limit: 50}); len(got) != 0 {
+			t.Errorf("%s: a text across key and content found %v", st, got)
 		}
 	}
 	// The queue's search matches neither IDs nor content.
@@ -124,6 +132,8 @@ func TestList_OperationsSearchPlan(t *testing.T) {
 		{domain.ListQuery{Text: m.word, Deep: true}, []string{"Bitmap Index Scan on operation_search_body", "Bitmap Index Scan on operation_search_pkey"}},
 		{domain.ListQuery{Text: m.attempt, Deep: true, States: []domain.State{domain.Completed}, Types: []string{"crm.task.create"}},
 			[]string{"Bitmap Index Scan on operation_search_body", "attempts_pkey"}},
+		{domain.ListQuery{Text: m.eventID, Deep: true}, []string{"Bitmap Index Scan on operation_search_body",
+			"operation_search_exact_value", "Bitmap Index Scan on operation_search_pkey"}},
 		{domain.ListQuery{Text: m.errText, States: domain.DeskStates}, nil}, // the queue's: 00004's indexes
 	} {
 		plan, err := store.ExplainList(s, c.q, off...)
@@ -144,30 +154,47 @@ func TestList_OperationsSearchPlan(t *testing.T) {
 	}
 }
 
-// wantSide is the side table's rows for op (migration 00012): the text fixed
-// at register, and the outcome when it has one.
+// wantSide is the side table's rows for op (migrations 00012 and 00022):
+// the key and content, and the error's message and code when it has one.
 func wantSide(op domain.Operation) []store.SearchRow {
-	rows := []store.SearchRow{{Part: 0, Body: strings.ToLower(strings.Join(
-		[]string{op.Key, op.EventID, op.CorrelationID, op.ProviderKey, string(op.Content)}, "\n"))}}
-	var ref, msg, code string
-	if op.Result != nil {
-		ref = op.Result.Ref
-	}
+	rows := []store.SearchRow{{Part: 0, Body: strings.ToLower(op.Key + "\n" + string(op.Content))}}
+	var msg, code string
 	if op.LastError != nil {
 		msg, code = op.LastError.Message, op.LastError.Code
 	}
-	if ref+msg+code != "" {
-		rows = append(rows, store.SearchRow{Part: 1, Body: strings.ToLower(ref + "\n" + msg + "\n" + code)})
+	if msg+code != "" {
+		rows = append(rows, store.SearchRow{Part: 1, Body: strings.ToLower(msg + "\n" + code)})
 	}
 	return rows
+}
+
+// identifiers are op's identifiers the Operations page's search matches
+// whole (migration 00022): those not empty.
+func identifiers(op domain.Operation) []string {
+	ids := []string{op.EventID, op.CorrelationID, op.ProviderKey}
+	if op.Result != nil {
+		ids = append(ids, op.Result.Ref)
+	}
+	return slices.DeleteFunc(ids, func(v string) bool { return v == "" })
+}
+
+// wantExact is 00022's table's values for op: its identifiers, lowercased,
+// each once, sorted.
+func wantExact(op domain.Operation) []string {
+	var vals []string
+	for _, v := range identifiers(op) {
+		vals = append(vals, strings.ToLower(v))
+	}
+	slices.Sort(vals)
+	return slices.Compact(vals)
 }
 
 // searchFollows checks, after step, that the Operations page's search finds
 // the operation by its ID, every attempt's ID and, in upper case, each
 // searched column that is not empty and word (a word of its content, if
 // any); that it does not find it by gone (words no longer in it); and, on
-// PostgreSQL, that the side table holds exactly the operation's text. It
-// returns the side table's rows.
+// PostgreSQL, that the side table holds exactly the operation's text and
+// the exact table its identifiers. It returns the side table's rows.
 func searchFollows(t *testing.T, s *store.Store, step, id, word string, gone ...string) []store.SearchRow {
 	t.Helper()
 	ctx := context.Background()
@@ -183,10 +210,7 @@ func searchFollows(t *testing.T, s *store.Store, step, id, word string, gone ...
 	for _, a := range atts {
 		texts = append(texts, a.ID)
 	}
-	upper := []string{op.Key, op.EventID, op.CorrelationID, op.ProviderKey, word}
-	if op.Result != nil {
-		upper = append(upper, op.Result.Ref)
-	}
+	upper := append([]string{op.Key, word}, identifiers(op)...)
 	if op.LastError != nil {
 		upper = append(upper, op.LastError.Message, op.LastError.Code)
 	}
@@ -220,6 +244,13 @@ func searchFollows(t *testing.T, s *store.Store, step, id, word string, gone ...
 		if rows[i].Part != want[i].Part || rows[i].Body != want[i].Body {
 			t.Fatalf("%s: side row %+v, want %+v", step, rows[i], want[i])
 		}
+	}
+	exact, err := store.SearchExact(ctx, s, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := wantExact(op); !slices.Equal(exact, want) {
+		t.Fatalf("%s: exact values %q, want %q", step, exact, want)
 	}
 	return rows
 }
@@ -304,13 +335,16 @@ func TestList_OperationsSearchFollows(t *testing.T) {
 		if rows, err := store.SearchSide(ctx, s, desk.ID); err != nil || len(rows) != 0 {
 			t.Errorf("a deleted operation's text stays: %+v %v", rows, err)
 		}
+		if vals, err := store.SearchExact(ctx, s, desk.ID); err != nil || len(vals) != 0 {
+			t.Errorf("a deleted operation's identifiers stay: %q %v", vals, err)
+		}
 	}
 }
 
 // TestList_OperationsSearchSideMultiRow: the side table follows operations
 // written by the group commit's multi-row statements (store/multirow.go) as
 // it follows those written one by one: registrations add their text, begins
-// write nothing, settles with a result ref add the outcome.
+// write nothing, settles with a result ref add it to the exact table only.
 func TestList_OperationsSearchSideMultiRow(t *testing.T) {
 	needPostgres(t)
 	ctx := context.Background()
@@ -374,15 +408,16 @@ func TestList_OperationsSearchSideMultiRow(t *testing.T) {
 	}
 	together(settles, false)
 	for _, reg := range regs {
-		if rows := searchFollows(t, s, "multi-row settle", reg.Op.ID, ""); len(rows) != 2 {
-			t.Errorf("after a settle with a result ref: %+v", rows)
+		if rows := searchFollows(t, s, "multi-row settle", reg.Op.ID, ""); len(rows) != 1 {
+			t.Errorf("a settle with a result ref and no error wrote the side table: %+v", rows)
 		}
 	}
 }
 
-// TestMigration_searchSideBackfill: migration 00012 copies the searched
-// text of the operations that exist before it into its side table, the
-// outcome only of those that have one, and the search finds them by it.
+// TestMigration_searchSideBackfill: migrations 00012 and 00022 copy the
+// searched text of the operations that exist before them into the side
+// table, the error only of those that have one, and their identifiers into
+// the exact table, and the search finds them by it.
 func TestMigration_searchSideBackfill(t *testing.T) {
 	ctx := context.Background()
 	s, err := store.Connect(storetest.URL(t))
@@ -407,7 +442,7 @@ func TestMigration_searchSideBackfill(t *testing.T) {
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for i, parts := range []int{1, 2, 2} {
+	for i, parts := range []int{1, 1, 2} {
 		id := fmt.Sprintf("op_old%d", i)
 		if rows := searchFollows(t, s, "backfill", id, fmt.Sprintf("older note %d", i)); storetest.Postgres() && len(rows) != parts {
 			t.Errorf("%s: %d rows in the side table, want %d", id, len(rows), parts)
@@ -451,5 +486,174 @@ func TestMigration_searchSideDown(t *testing.T) {
 	END $$`); err != nil {
 		t.Fatal(err)
 	}
-	searchFollows(t, s, "migrated again", res.Operation.ID, "written between")
+	// 00012 done again copies it as 00012 writes it (00022, which
+	// rewrites that text, is not done again here: the column put back
+	// above is 00014's to add).
+	op, _, err := s.Load(ctx, "", res.Operation.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := store.SearchSide(ctx, s, op.ID); err != nil || len(rows) != 1 || rows[0].Body != oldSide(op)[0].Body {
+		t.Errorf("migrated again: side rows %+v (%v), want %+v", rows, err, oldSide(op))
+	}
+}
+
+// oldSide is the side table's rows for op as migration 00012 wrote them,
+// before 00022: every searched column, the identifiers too.
+func oldSide(op domain.Operation) []store.SearchRow {
+	rows := []store.SearchRow{{Part: 0, Body: strings.ToLower(strings.Join(
+		[]string{op.Key, op.EventID, op.CorrelationID, op.ProviderKey, string(op.Content)}, "\n"))}}
+	var ref, msg, code string
+	if op.Result != nil {
+		ref = op.Result.Ref
+	}
+	if op.LastError != nil {
+		msg, code = op.LastError.Message, op.LastError.Code
+	}
+	if ref+msg+code != "" {
+		rows = append(rows, store.SearchRow{Part: 1, Body: strings.ToLower(ref + "\n" + msg + "\n" + code)})
+	}
+	return rows
+}
+
+// registerSettled registers an operation with its identifiers and content,
+// claims it and settles it with the result ref, or, with an error, as a
+// terminal failure.
+func registerSettled(t *testing.T, l *domain.Ledger, reg domain.Registration, ref string, fail *domain.ErrorInfo) domain.Operation {
+	t.Helper()
+	ctx := context.Background()
+	reg.Type, reg.Claim = "crm.task.create", &domain.Claim{Worker: "w1", Begin: true}
+	res, err := l.Register(ctx, wf, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settle := domain.Settle{LeaseToken: res.Claim.Lease.Token, Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: ref}}
+	if fail != nil {
+		settle = domain.Settle{LeaseToken: res.Claim.Lease.Token, Outcome: domain.OutcomeFailedTerminal, Error: fail}
+	}
+	if _, err := l.Settle(ctx, wf, res.Operation.ID, settle); err != nil {
+		t.Fatal(err)
+	}
+	op, _, err := l.Store.Load(ctx, "", res.Operation.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return op
+}
+
+// TestList_OperationsSearchIdentifiers: the Operations page's search finds
+// an operation by its event ID, correlation ID, provider key and result
+// ref whole, in any case, and not by a part of one (migration 00022), while
+// a part of its key, its content or its error's message or code still finds
+// it; the same whether the content of other types is hidden from the
+// searcher or of its own — and then its content is not found, while its
+// identifiers are. The same value in two identifiers is kept once, and an
+// identifier changed is found by its new value only.
+func TestList_OperationsSearchIdentifiers(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t)
+	l := domain.NewLedger(s, testCards())
+	done := registerSettled(t, l, domain.Registration{Key: "Order-77:Ship", EventID: "Evt-Alpha-991", CorrelationID: "Run-Beta-552",
+		ProviderKey: "Stripe-Idem-Gamma-313", Content: json.RawMessage(`{"note":"Quokka Parade"}`)}, "CRM-Delta-474", nil)
+	failed := registerSettled(t, l, domain.Registration{Key: "Order-78:Ship", EventID: "Evt-Same-5", CorrelationID: "Evt-Same-5",
+		Content: json.RawMessage(`{"note":"Wombat Fiesta"}`)}, "", &domain.ErrorInfo{Class: domain.ClassValidation, Code: "OWNER-GONE", Message: "Owner Vanished Quietly"})
+	// A result ref that is also its event ID, but for the case.
+	echoed := registerSettled(t, l, domain.Registration{Key: "Echo-1:Ship", EventID: "Same-Ref-9",
+		Content: json.RawMessage(`{"note":"Heron"}`)}, "SAME-REF-9", nil)
+	searchFollows(t, s, "settled", done.ID, "quokka parade")
+	searchFollows(t, s, "failed", failed.ID, "wombat fiesta")
+	searchFollows(t, s, "settled with its event ID", echoed.ID, "heron")
+
+	for _, hidden := range [][]string{nil, {"other.type"}, {"crm.task.create"}} {
+		finds := func(text string) []string {
+			return found(t, s, domain.ListQuery{Text: text, Deep: true, ContentHiddenTypes: hidden, Limit: 50})
+		}
+		for _, c := range []struct {
+			text string
+			want []string
+		}{
+			{"evt-alpha-991", []string{done.ID}},
+			{"RUN-BETA-552", []string{done.ID}},
+			{"stripe-idem-gamma-313", []string{done.ID}},
+			{"Crm-Delta-474", []string{done.ID}},
+			{"evt-same-5", []string{failed.ID}},
+			// A part of an identifier is not one.
+			{"Alpha-991", nil}, {"Evt-Alpha-99", nil}, {"Beta", nil}, {"Idem-Gamma", nil}, {"Delta-474", nil}, {"Evt-Same", nil},
+			// A part of the key or the error, in any case.
+			{"der-77", []string{done.ID}}, {"ORDER-7", []string{done.ID, failed.ID}},
+			{"vanished", []string{failed.ID}}, {"owner-g", []string{failed.ID}},
+			// The content, unless it is hidden.
+			{"quokka par", []string{done.ID}}, {"FIESTA", []string{failed.ID}},
+		} {
+			want := c.want
+			if slices.Contains(hidden, "crm.task.create") && strings.Contains(strings.ToLower(c.text), "quokka") ||
+				slices.Contains(hidden, "crm.task.create") && strings.Contains(strings.ToLower(c.text), "fiesta") {
+				want = nil
+			}
+			got := finds(c.text)
+			slices.Sort(got)
+			want = slices.Sorted(slices.Values(want))
+			if !slices.Equal(got, want) {
+				t.Errorf("hidden %v: search %q found %v, want %v", hidden, c.text, got, want)
+			}
+		}
+	}
+
+	// An identifier changed (as a revision renews a provider key) is found
+	// by its new value, not its old one.
+	if err := store.Exec(ctx, s, "UPDATE operations SET correlation_id = ?, provider_key = ? WHERE id = ?",
+		"Evt-Same-5-Renewed", "Stripe-Idem-Renewed", failed.ID); err != nil {
+		t.Fatal(err)
+	}
+	searchFollows(t, s, "identifiers changed", failed.ID, "wombat fiesta", "stripe-idem-gamma-313", "evt-same-5-x")
+	for text, want := range map[string]bool{"evt-same-5": true, "evt-same-5-renewed": true, "stripe-idem-renewed": true} {
+		if got := slices.Contains(found(t, s, domain.ListQuery{Text: text, Deep: true, Limit: 50}), failed.ID); got != want {
+			t.Errorf("after the change, search %q finds it: %v, want %v", text, got, want)
+		}
+	}
+}
+
+// TestMigration_searchExactDown: migration 00022 undone puts back 00012's
+// text (every identifier in the side table's text, the result ref in the
+// outcome's) and its triggers and takes away the exact table, so that
+// writes of operations keep the text as before; done again, it copies the
+// operations written meanwhile.
+func TestMigration_searchExactDown(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t)
+	l := domain.NewLedger(s, testCards())
+	before := registerSettled(t, l, domain.Registration{Key: "Evt_Before:Task", EventID: "Evt_Before", CorrelationID: "Run-Before",
+		Content: json.RawMessage(`{"note":"Written Before"}`)}, "CRM-Before-1", nil)
+	if err := store.MigrateDownTo(ctx, s, 21); err != nil {
+		t.Fatal(err)
+	}
+	between := registerSettled(t, l, domain.Registration{Key: "Evt_Between:Task", EventID: "Evt_Between",
+		Content: json.RawMessage(`{"note":"Written Between"}`)}, "", &domain.ErrorInfo{Class: domain.ClassValidation, Code: "GW-1", Message: "Nope"})
+	if storetest.Postgres() {
+		if err := store.Exec(ctx, s, `DO $$ BEGIN
+			IF to_regclass('operation_search_exact') IS NOT NULL THEN RAISE EXCEPTION 'the exact table stays'; END IF;
+		END $$`); err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range []domain.Operation{before, between} {
+			rows, err := store.SearchSide(ctx, s, op.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := oldSide(op)
+			if len(rows) != len(want) {
+				t.Fatalf("%s with 00022 undone: side rows %+v, want %+v", op.Key, rows, want)
+			}
+			for i := range want {
+				if rows[i].Part != want[i].Part || rows[i].Body != want[i].Body {
+					t.Errorf("%s with 00022 undone: side row %+v, want %+v", op.Key, rows[i], want[i])
+				}
+			}
+		}
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	searchFollows(t, s, "migrated again", before.ID, "written before")
+	searchFollows(t, s, "written between, migrated again", between.ID, "written between")
 }

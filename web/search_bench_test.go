@@ -38,6 +38,13 @@ func BenchmarkDeskOperationsSearch(b *testing.B) {
 			}
 		}
 	}
+	settled := func(i int) int { // an operation with a result ref
+		for j := pick(i); ; j = (j + 1) % len(all.ops) {
+			if all.ops[j].Result != nil {
+				return j
+			}
+		}
+	}
 	ops := "/desk/operations"
 	cases := []struct {
 		name string
@@ -46,6 +53,8 @@ func BenchmarkDeskOperationsSearch(b *testing.B) {
 	}{
 		{"every_state", func(int) string { return ops }, queuePageSize},
 		{"search_provider_key", func(i int) string { return ops + "?q=" + url.QueryEscape(all.ops[pick(i)].ProviderKey) }, 1},
+		{"search_event_id", func(i int) string { return ops + "?q=" + url.QueryEscape(all.ops[pick(i)].EventID) }, 1},
+		{"search_result_ref", func(i int) string { return ops + "?q=" + url.QueryEscape(all.ops[settled(i)].Result.Ref) }, 0},
 		{"search_operation_id", func(i int) string { return ops + "?q=" + all.ops[pick(i)].ID }, 1},
 		{"search_attempt_id", func(i int) string { return ops + "?q=" + all.attempts[claimed(i)] }, 1},
 		{"search_content_text", func(i int) string {
