@@ -1,9 +1,7 @@
 package store
 
 import (
-	"strconv"
 	"strings"
-	"time"
 )
 
 // Multi-row writes: within one group-commit flush, the changes of one kind
@@ -23,33 +21,33 @@ import (
 // meets the first one's write.
 
 // multiTable is one table's rows in a multi-row write: a column's values
-// are sent as one text array and cast to the column's type in SQL, so every
-// column needs one codec only and NULLs pass as NULL.
+// are sent as one array of the column's type, in pgx's binary form
+// (pgarray.go), and NULLs pass as NULL.
 type multiTable struct {
 	names, typs []string
-	vals        [][]*string
+	vals        []multiCol
 }
 
 // add appends one row; the first row fixes the columns.
 func (t *multiTable) add(cols []col) {
 	if t.names == nil {
-		for _, c := range cols {
-			t.names, t.typs = append(t.names, c.name), append(t.typs, c.typ)
+		t.names, t.typs, t.vals = make([]string, len(cols)), make([]string, len(cols)), make([]multiCol, len(cols))
+		for i, c := range cols {
+			t.names[i], t.typs[i], t.vals[i].typ = c.name, c.typ, c.typ
 		}
-		t.vals = make([][]*string, len(cols))
 	}
 	for i, c := range cols {
-		t.vals[i] = append(t.vals[i], textOf(c.v))
+		t.vals[i].add(c.v)
 	}
 }
 
-func (t *multiTable) empty() bool { return len(t.vals) == 0 || len(t.vals[0]) == 0 }
+func (t *multiTable) empty() bool { return len(t.vals) == 0 || t.vals[0].n == 0 }
 
 // from is the table as a FROM item named alias, its columns typed.
 func (t *multiTable) from(s *stmt, alias string) string {
 	args := make([]string, len(t.names))
 	for i := range t.names {
-		args[i] = s.arg(t.vals[i], "text[]") + "::" + t.typs[i] + "[]"
+		args[i] = s.arg(t.vals[i].array(), t.typs[i]+"[]")
 	}
 	return "unnest(" + strings.Join(args, ", ") + ") AS " + alias + " (" + strings.Join(t.names, ", ") + ")"
 }
@@ -65,47 +63,6 @@ func (t *multiTable) list(alias string, start int) string {
 	}
 	return strings.Join(out, ", ")
 }
-
-// textOf is v in PostgreSQL's text input form; nil for a nil pointer.
-func textOf(v any) *string {
-	var s string
-	switch x := v.(type) {
-	case nil:
-		return nil
-	case string:
-		s = x
-	case *string:
-		if x == nil {
-			return nil
-		}
-		s = *x
-	case int:
-		s = strconv.Itoa(x)
-	case *int:
-		if x == nil {
-			return nil
-		}
-		s = strconv.Itoa(*x)
-	case int64:
-		s = strconv.FormatInt(x, 10)
-	case bool:
-		s = strconv.FormatBool(x)
-	case time.Time:
-		s = pgTime(x)
-	case *time.Time:
-		if x == nil {
-			return nil
-		}
-		s = pgTime(*x)
-	default:
-		panic("multirow: no text form for a column value") // a column type added without its case here
-	}
-	return &s
-}
-
-// pgTime is t as pgx's binary encoding stores it: cut (not rounded) to
-// the microsecond, so both paths write the same instant.
-func pgTime(t time.Time) string { return t.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano) }
 
 // children are the rows plans add beside their operations: the first
 // column of each is "of", the operation id the row depends on.
