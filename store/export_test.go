@@ -241,3 +241,7 @@ func TableRows(s *Store, table string, less ...string) ([]string, error) {
 	err := s.db.Raw("SELECT (" + j + ")::text AS j FROM " + table + " t ORDER BY 1").Scan(&rows).Error
 	return rows, err
 }
+
+// Every statement taken from the cache is checked against a fresh
+// rendering in this package's tests.
+func init() { verifyStatementCache = true }

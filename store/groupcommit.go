@@ -225,7 +225,7 @@ func (c *committer) together(ctx context.Context, batch []*commitRequest, parts 
 		} else {
 			st = singleStatement(batch[p.idx[0]].p)
 		}
-		b.Queue(st.sql.String(), st.args...)
+		b.Queue(st.query(), st.args...)
 	}
 	br := c.pool.SendBatch(ctx, b)
 	ns := make([]int64, len(batch))
@@ -279,7 +279,7 @@ func (c *committer) alone(ctx context.Context, r *commitRequest) {
 	st := singleStatement(r.p)
 	b := &pgx.Batch{}
 	b.Queue(keyedPlans)
-	b.Queue(st.sql.String(), st.args...)
+	b.Queue(st.query(), st.args...)
 	br := c.pool.SendBatch(ctx, b)
 	var n int64
 	_, err := br.Exec()
