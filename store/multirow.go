@@ -1,6 +1,7 @@
 package store
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -129,8 +130,9 @@ func (m *multiSet) table() (t multiTable, set []string) {
 }
 
 // write adds the children's CTEs, each writing only the rows whose
-// operation is in o (written by this statement).
-func (k *children) write(s *stmt) {
+// operation is in o (written by this statement); aset and setCols are
+// attemptSet's table.
+func (k *children) write(s *stmt, aset *multiTable, setCols []string) {
 	w := &s.sql
 	insert := func(name, table string, t *multiTable) {
 		if t.empty() {
@@ -142,9 +144,8 @@ func (k *children) write(s *stmt) {
 	insert("c", "content_versions", &k.content)
 	insert("a", "attempts", &k.attempts)
 	if len(k.attemptSet.rows) > 0 {
-		t, cols := k.attemptSet.table()
-		set := make([]string, len(cols))
-		for i, c := range cols {
+		set := make([]string, len(setCols))
+		for i, c := range setCols {
 			set[i] = c + " = CASE WHEN x.w_" + c + " THEN x." + c + " ELSE t." + c + " END"
 		}
 		key := k.attemptSet.rows[0].key
@@ -152,7 +153,7 @@ func (k *children) write(s *stmt) {
 		for i, c := range key {
 			where[i] = "t." + c.name + " = x." + c.name
 		}
-		w.WriteString(", u AS (UPDATE attempts AS t SET " + strings.Join(set, ", ") + " FROM " + t.from(s, "x") +
+		w.WriteString(", u AS (UPDATE attempts AS t SET " + strings.Join(set, ", ") + " FROM " + aset.from(s, "x") +
 			" WHERE " + strings.Join(where, " AND ") + " AND x.of IN (SELECT id FROM o))")
 	}
 	insert("e", "audit_events", &k.events)
@@ -160,9 +161,10 @@ func (k *children) write(s *stmt) {
 
 // multiStatement writes plans (all creates or all updates, each operation
 // once, each routeMulti) in one statement, which returns the id of every
-// operation it wrote.
+// operation it wrote. Its text is rendered once per shape, as a single
+// statement's is (stmtcache.go): the tables' columns decide it, the
+// arrays of values are its arguments.
 func multiStatement(plans []writePlan) *stmt {
-	s := &stmt{}
 	var ops multiTable
 	var kids children
 	create := plans[0].create
@@ -195,6 +197,44 @@ func multiStatement(plans []writePlan) *stmt {
 		}
 		kids.add(p)
 	}
+	var aset multiTable
+	var setCols []string
+	if len(kids.attemptSet.rows) > 0 {
+		aset, setCols = kids.attemptSet.table()
+	}
+	tables := [...]*multiTable{&ops, &kids.content, &kids.attempts, &aset, &kids.events}
+	var buf [1024]byte
+	key := append(buf[:0], flag(create))
+	for _, t := range tables {
+		key = append(key, '|')
+		for i := range t.names {
+			key = append(append(append(append(key, t.names[i]...), ':'), t.typs[i]...), ',')
+		}
+	}
+	if len(kids.attemptSet.rows) > 0 {
+		key = strconv.AppendInt(append(key, '|'), int64(len(kids.attemptSet.rows[0].key)), 10)
+	}
+	sql, ok := multiSQL.get(key)
+	if !ok {
+		s := renderMulti(create, &ops, &kids, &aset, setCols)
+		multiSQL.put(key, s.sql.String())
+		return s
+	}
+	s := &stmt{text: sql}
+	for _, t := range tables {
+		for i := range t.vals {
+			s.args = append(s.args, t.vals[i].array())
+		}
+	}
+	if verifyStatementCache {
+		verifyCached(key, s, renderMulti(create, &ops, &kids, &aset, setCols))
+	}
+	return s
+}
+
+// renderMulti renders the multi-row statement of the tables.
+func renderMulti(create bool, ops *multiTable, kids *children, aset *multiTable, setCols []string) *stmt {
+	s := &stmt{}
 	w := &s.sql
 	if create {
 		w.WriteString("WITH o AS (INSERT INTO operations (" + ops.list("", 1) + ") SELECT " + ops.list("v", 1) +
@@ -216,7 +256,7 @@ func multiStatement(plans []writePlan) *stmt {
 		w.WriteString("WITH o AS (UPDATE operations AS t SET " + strings.Join(set, ", ") + " FROM " + ops.from(s, "v") +
 			" WHERE " + guardSQL("t.", "v.id", "v.from_version", "v.from_content_version", "v.live") + " RETURNING t.id)")
 	}
-	kids.write(s)
+	kids.write(s, aset, setCols)
 	w.WriteString(" SELECT id FROM o")
 	return s
 }

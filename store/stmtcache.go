@@ -14,7 +14,8 @@ import (
 // text that only the shape decides. So a single statement's text is
 // rendered once per shape and kept; what changes from one change to the
 // next, its arguments, is collected in the order the renderer numbers
-// them (singleArgs). Under test (verifyStatementCache) every cached text
+// them (singleArgs). A multi-row statement (multirow.go) is kept the same
+// way, by its tables' columns. Under test (verifyStatementCache) every cached text
 // and its arguments are checked against a fresh rendering.
 
 // maxShapes bounds the cache; past it a new shape is rendered each time.
@@ -26,7 +27,7 @@ type statementCache struct {
 	m  map[string]string
 }
 
-var singleSQL = statementCache{m: map[string]string{}}
+var singleSQL, multiSQL = statementCache{m: map[string]string{}}, statementCache{m: map[string]string{}}
 
 // verifyStatementCache makes every cache hit render afresh and panic on
 // any difference; the package's tests turn it on.
@@ -60,12 +61,17 @@ func singleStatement(p writePlan) *stmt {
 	}
 	s := &stmt{text: sql, args: singleArgs(&p)}
 	if verifyStatementCache {
-		r := renderSingle(p)
-		if r.sql.String() != sql || !reflect.DeepEqual(r.args, s.args) {
-			panic(fmt.Sprintf("statement cache: shape %q\n cached %s %v\n render %s %v", key, sql, s.args, r.sql.String(), r.args))
-		}
+		verifyCached(key, s, renderSingle(p))
 	}
 	return s
+}
+
+// verifyCached panics unless the statement from the cache is the one
+// rendered afresh, text and arguments.
+func verifyCached(key []byte, cached, fresh *stmt) {
+	if cached.text != fresh.sql.String() || !reflect.DeepEqual(cached.args, fresh.args) {
+		panic(fmt.Sprintf("statement cache: shape %q\n cached %s %v\n render %s %v", key, cached.text, cached.args, fresh.sql.String(), fresh.args))
+	}
 }
 
 // singleShape is what decides a single statement's text: the kind of
