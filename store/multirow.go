@@ -27,6 +27,7 @@ import (
 type multiTable struct {
 	names, typs []string
 	vals        []multiCol
+	rows        int // how many rows to make room for: a hint
 }
 
 // add appends one row; the first row fixes the columns.
@@ -34,7 +35,8 @@ func (t *multiTable) add(cols []col) {
 	if t.names == nil {
 		t.names, t.typs, t.vals = make([]string, len(cols)), make([]string, len(cols)), make([]multiCol, len(cols))
 		for i, c := range cols {
-			t.names[i], t.typs[i], t.vals[i].typ = c.name, c.typ, c.typ
+			t.names[i], t.typs[i] = c.name, c.typ
+			t.vals[i].init(c.typ, t.rows)
 		}
 	}
 	for i, c := range cols {
@@ -102,6 +104,7 @@ type multiSet struct {
 // table is the rows as one multiTable: of, the key columns, then for each
 // column any row sets, its value and whether this row sets it.
 func (m *multiSet) table() (t multiTable, set []string) {
+	t.rows = len(m.rows)
 	seen := map[string]bool{}
 	var union []col
 	for _, r := range m.rows {
@@ -165,8 +168,9 @@ func (k *children) write(s *stmt, aset *multiTable, setCols []string) {
 // statement's is (stmtcache.go): the tables' columns decide it, the
 // arrays of values are its arguments.
 func multiStatement(plans []writePlan) *stmt {
-	var ops multiTable
-	var kids children
+	ops := multiTable{rows: len(plans)}
+	kids := children{content: multiTable{rows: len(plans)}, attempts: multiTable{rows: len(plans)},
+		events: multiTable{rows: 2 * len(plans)}}
 	create := plans[0].create
 	// An update writes the columns any of its plans writes: one column
 	// list for every row, so a row whose value did not change sends it

@@ -40,6 +40,21 @@ type multiCol struct {
 	times pgArray[pgtype.Timestamptz]
 }
 
+// init sets the column's type and makes room for rows values.
+func (c *multiCol) init(typ string, rows int) {
+	c.typ = typ
+	switch typ {
+	case "text":
+		c.text = make(pgArray[pgtype.Text], 0, rows)
+	case "bigint", "integer":
+		c.ints = make(pgArray[pgtype.Int8], 0, rows)
+	case "boolean":
+		c.bools = make(pgArray[pgtype.Bool], 0, rows)
+	case "timestamptz":
+		c.times = make(pgArray[pgtype.Timestamptz], 0, rows)
+	}
+}
+
 func (c *multiCol) add(v any) {
 	c.n++
 	switch c.typ {
