@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -35,9 +36,21 @@ type Authenticator interface {
 
 // render writes v as JSON. Marshalling first means a failure still becomes
 // a clean 500 problem instead of a half-written body.
+// The hot path's answers are encoded by hand (encode_operation.go) into a
+// pooled buffer, the same bytes as encoding/json's.
 func (s *server) render(c *gin.Context, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
+	b := bodyBuffers.Get().(*bytes.Buffer)
+	b.Reset()
+	defer func() {
+		if b.Cap() <= maxPooledBody {
+			bodyBuffers.Put(b)
+		}
+	}()
+	body := []byte(nil)
+	ok, err := encodeFast(b, v)
+	if ok && err == nil {
+		body = b.Bytes()
+	} else if body, err = json.Marshal(v); err != nil {
 		s.fail(c, domain.Wrap(domain.EInternal, err, "response does not marshal"))
 		return
 	}

@@ -1,8 +1,11 @@
 package domain
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
+	"strings"
 	"sync"
 )
 
@@ -27,7 +30,7 @@ func (l *Ledger) logChange(ctx context.Context, ch Change) {
 // access log names already.
 func changeAttrs(ch Change) []slog.Attr {
 	first, last := ch.Events[0], ch.Events[len(ch.Events)-1]
-	actions := make([]string, len(ch.Events))
+	actions := make(actionList, len(ch.Events))
 	for i, e := range ch.Events {
 		actions[i] = e.Action
 	}
@@ -65,4 +68,27 @@ func (rl *RequestLog) Attrs() []slog.Attr {
 		return nil
 	}
 	return changeAttrs(rl.ch)
+}
+
+// actionList is a change's actions as a log field. It renders as a
+// []string does — [claimed began] in text, ["claimed","began"] in JSON —
+// but the text handler takes MarshalText instead of formatting the slice
+// through fmt's reflection, a fifth of the access log line's cost.
+type actionList []string
+
+// MarshalText is fmt's %+v of the []string.
+func (a actionList) MarshalText() ([]byte, error) {
+	return []byte("[" + strings.Join(a, " ") + "]"), nil
+}
+
+// MarshalJSON is the []string as slog's JSON handler writes it (no HTML
+// escaping); without it, MarshalText would make the list one string.
+func (a actionList) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode([]string(a)); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

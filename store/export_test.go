@@ -258,3 +258,7 @@ func TableRows(s *Store, table string, less ...string) ([]string, error) {
 
 // QueuedWrites is how many changes wait for a group-commit writer.
 func QueuedWrites(s *Store) int { return len(s.commits.reqs) }
+
+// Every statement taken from the cache is checked against a fresh
+// rendering in this package's tests.
+func init() { verifyStatementCache = true }

@@ -30,10 +30,20 @@ func openPool(rawURL string, size int32) (*pgxpool.Pool, error) {
 	return pgxpool.NewWithConfig(context.Background(), cfg)
 }
 
-// stmt is a statement under construction: SQL and its arguments.
+// stmt is a statement under construction: SQL and its arguments; text,
+// when set, is its SQL as the statement cache kept it (stmtcache.go).
 type stmt struct {
 	sql  strings.Builder
+	text string
 	args []any
+}
+
+// query is the statement's SQL.
+func (s *stmt) query() string {
+	if s.text != "" {
+		return s.text
+	}
+	return s.sql.String()
 }
 
 // arg adds a parameter and returns its placeholder, cast to the type.
@@ -42,10 +52,10 @@ func (s *stmt) arg(v any, typ string) string {
 	return "$" + strconv.Itoa(len(s.args)) + "::" + typ
 }
 
-// singleStatement renders the plan as one statement. It returns one row:
-// the number of operations written (0: the key exists, or the guard did
-// not match).
-func singleStatement(p writePlan) *stmt {
+// renderSingle renders the plan as one statement. It returns one row: the
+// number of operations written (0: the key exists, or the guard did not
+// match). singleStatement keeps its text by shape.
+func renderSingle(p writePlan) *stmt {
 	s := &stmt{}
 	w := &s.sql
 	if p.create {

@@ -232,7 +232,7 @@ func (c *committer) together(ctx context.Context, batch []*commitRequest, parts 
 		} else {
 			st = singleStatement(batch[p.idx[0]].p)
 		}
-		b.Queue(st.sql.String(), st.args...)
+		b.Queue(st.query(), st.args...)
 	}
 	br := c.pool.SendBatch(ctx, b)
 	ns := make([]int64, len(batch))
@@ -287,7 +287,7 @@ func (c *committer) alone(ctx context.Context, r *commitRequest) {
 	b := &pgx.Batch{}
 	opening, args := flushOpening(&r.p)
 	b.Queue(opening, args...)
-	b.Queue(st.sql.String(), st.args...)
+	b.Queue(st.query(), st.args...)
 	br := c.pool.SendBatch(ctx, b)
 	var n int64
 	_, err := br.Exec()

@@ -3,7 +3,6 @@ package store
 import (
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Multi-row writes: within one group-commit flush, the changes of one kind
@@ -24,33 +23,35 @@ import (
 // it meets the first one's write.
 
 // multiTable is one table's rows in a multi-row write: a column's values
-// are sent as one text array and cast to the column's type in SQL, so every
-// column needs one codec only and NULLs pass as NULL.
+// are sent as one array of the column's type, in pgx's binary form
+// (pgarray.go), and NULLs pass as NULL.
 type multiTable struct {
 	names, typs []string
-	vals        [][]*string
+	vals        []multiCol
+	rows        int // how many rows to make room for: a hint
 }
 
 // add appends one row; the first row fixes the columns.
 func (t *multiTable) add(cols []col) {
 	if t.names == nil {
-		for _, c := range cols {
-			t.names, t.typs = append(t.names, c.name), append(t.typs, c.typ)
+		t.names, t.typs, t.vals = make([]string, len(cols)), make([]string, len(cols)), make([]multiCol, len(cols))
+		for i, c := range cols {
+			t.names[i], t.typs[i] = c.name, c.typ
+			t.vals[i].init(c.typ, t.rows)
 		}
-		t.vals = make([][]*string, len(cols))
 	}
 	for i, c := range cols {
-		t.vals[i] = append(t.vals[i], textOf(c.v))
+		t.vals[i].add(c.v)
 	}
 }
 
-func (t *multiTable) empty() bool { return len(t.vals) == 0 || len(t.vals[0]) == 0 }
+func (t *multiTable) empty() bool { return len(t.vals) == 0 || t.vals[0].n == 0 }
 
 // from is the table as a FROM item named alias, its columns typed.
 func (t *multiTable) from(s *stmt, alias string) string {
 	args := make([]string, len(t.names))
 	for i := range t.names {
-		args[i] = s.arg(t.vals[i], "text[]") + "::" + t.typs[i] + "[]"
+		args[i] = s.arg(t.vals[i].array(), t.typs[i]+"[]")
 	}
 	return "unnest(" + strings.Join(args, ", ") + ") AS " + alias + " (" + strings.Join(t.names, ", ") + ")"
 }
@@ -66,47 +67,6 @@ func (t *multiTable) list(alias string, start int) string {
 	}
 	return strings.Join(out, ", ")
 }
-
-// textOf is v in PostgreSQL's text input form; nil for a nil pointer.
-func textOf(v any) *string {
-	var s string
-	switch x := v.(type) {
-	case nil:
-		return nil
-	case string:
-		s = x
-	case *string:
-		if x == nil {
-			return nil
-		}
-		s = *x
-	case int:
-		s = strconv.Itoa(x)
-	case *int:
-		if x == nil {
-			return nil
-		}
-		s = strconv.Itoa(*x)
-	case int64:
-		s = strconv.FormatInt(x, 10)
-	case bool:
-		s = strconv.FormatBool(x)
-	case time.Time:
-		s = pgTime(x)
-	case *time.Time:
-		if x == nil {
-			return nil
-		}
-		s = pgTime(*x)
-	default:
-		panic("multirow: no text form for a column value") // a column type added without its case here
-	}
-	return &s
-}
-
-// pgTime is t as pgx's binary encoding stores it: cut (not rounded) to
-// the microsecond, so both paths write the same instant.
-func pgTime(t time.Time) string { return t.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano) }
 
 // children are the rows plans add beside their operations: the first
 // column of each is "of", the operation id the row depends on.
@@ -145,6 +105,7 @@ type multiSet struct {
 // table is the rows as one multiTable: of, the key columns, then for each
 // column any row sets, its value and whether this row sets it.
 func (m *multiSet) table() (t multiTable, set []string) {
+	t.rows = len(m.rows)
 	seen := map[string]bool{}
 	var union []col
 	for _, r := range m.rows {
@@ -173,8 +134,9 @@ func (m *multiSet) table() (t multiTable, set []string) {
 }
 
 // write adds the children's CTEs, each writing only the rows whose
-// operation is in o (written by this statement).
-func (k *children) write(s *stmt) {
+// operation is in o (written by this statement); aset and setCols are
+// attemptSet's table.
+func (k *children) write(s *stmt, aset *multiTable, setCols []string) {
 	w := &s.sql
 	insert := func(name, table string, t *multiTable) {
 		if t.empty() {
@@ -186,9 +148,8 @@ func (k *children) write(s *stmt) {
 	insert("c", "content_versions", &k.content)
 	insert("a", "attempts", &k.attempts)
 	if len(k.attemptSet.rows) > 0 {
-		t, cols := k.attemptSet.table()
-		set := make([]string, len(cols))
-		for i, c := range cols {
+		set := make([]string, len(setCols))
+		for i, c := range setCols {
 			set[i] = c + " = CASE WHEN x.w_" + c + " THEN x." + c + " ELSE t." + c + " END"
 		}
 		key := k.attemptSet.rows[0].key
@@ -196,7 +157,7 @@ func (k *children) write(s *stmt) {
 		for i, c := range key {
 			where[i] = "t." + c.name + " = x." + c.name
 		}
-		w.WriteString(", u AS (UPDATE attempts AS t SET " + strings.Join(set, ", ") + " FROM " + t.from(s, "x") +
+		w.WriteString(", u AS (UPDATE attempts AS t SET " + strings.Join(set, ", ") + " FROM " + aset.from(s, "x") +
 			" WHERE " + strings.Join(where, " AND ") + " AND x.of IN (SELECT id FROM o))")
 	}
 	insert("e", "audit_events", &k.events)
@@ -204,11 +165,13 @@ func (k *children) write(s *stmt) {
 
 // multiStatement writes plans (all creates or all updates, each operation
 // once, each routeMulti) in one statement, which returns the id of every
-// operation it wrote.
+// operation it wrote. Its text is rendered once per shape, as a single
+// statement's is (stmtcache.go): the tables' columns decide it, the
+// arrays of values are its arguments.
 func multiStatement(plans []writePlan) *stmt {
-	s := &stmt{}
-	var ops multiTable
-	var kids children
+	ops := multiTable{rows: len(plans)}
+	kids := children{content: multiTable{rows: len(plans)}, attempts: multiTable{rows: len(plans)},
+		events: multiTable{rows: 2 * len(plans)}}
 	create := plans[0].create
 	// An update writes the columns any of its plans writes: one column
 	// list for every row, so a row whose value did not change sends it
@@ -239,6 +202,44 @@ func multiStatement(plans []writePlan) *stmt {
 		}
 		kids.add(p)
 	}
+	var aset multiTable
+	var setCols []string
+	if len(kids.attemptSet.rows) > 0 {
+		aset, setCols = kids.attemptSet.table()
+	}
+	tables := [...]*multiTable{&ops, &kids.content, &kids.attempts, &aset, &kids.events}
+	var buf [1024]byte
+	key := append(buf[:0], flag(create))
+	for _, t := range tables {
+		key = append(key, '|')
+		for i := range t.names {
+			key = append(append(append(append(key, t.names[i]...), ':'), t.typs[i]...), ',')
+		}
+	}
+	if len(kids.attemptSet.rows) > 0 {
+		key = strconv.AppendInt(append(key, '|'), int64(len(kids.attemptSet.rows[0].key)), 10)
+	}
+	sql, ok := multiSQL.get(key)
+	if !ok {
+		s := renderMulti(create, &ops, &kids, &aset, setCols)
+		multiSQL.put(key, s.sql.String())
+		return s
+	}
+	s := &stmt{text: sql}
+	for _, t := range tables {
+		for i := range t.vals {
+			s.args = append(s.args, t.vals[i].array())
+		}
+	}
+	if verifyStatementCache {
+		verifyCached(key, s, renderMulti(create, &ops, &kids, &aset, setCols))
+	}
+	return s
+}
+
+// renderMulti renders the multi-row statement of the tables.
+func renderMulti(create bool, ops *multiTable, kids *children, aset *multiTable, setCols []string) *stmt {
+	s := &stmt{}
 	w := &s.sql
 	if create {
 		w.WriteString("WITH o AS (INSERT INTO operations (" + ops.list("", 1) + ") SELECT " + ops.list("v", 1) +
@@ -260,7 +261,7 @@ func multiStatement(plans []writePlan) *stmt {
 		w.WriteString("WITH o AS (UPDATE operations AS t SET " + strings.Join(set, ", ") + " FROM " + ops.from(s, "v") +
 			" WHERE " + guardSQL("t.", "v.id", "v.from_version", "v.from_content_version", "v.live") + " RETURNING t.id)")
 	}
-	kids.write(s)
+	kids.write(s, aset, setCols)
 	w.WriteString(" SELECT id FROM o")
 	return s
 }

@@ -15,7 +15,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -45,6 +44,7 @@ func main() {
 	rate := flag.Float64("rate", 0, "lifecycles/s to start, spread evenly over time (0: as fast as the clients go); "+
 		"run once without it to find the maximum, then at half of it for latency at a sustainable load")
 	ncalls := flag.Int("calls", 2, "calls per lifecycle: 2 (the claim begins at once) or 3 (a begin call of its own)")
+	cpuProfile := flag.String("cpuprofile", "", "write the driver's own CPU profile to this file (it shares the cores with the server)")
 	flag.Parse()
 	if len(targets) == 0 {
 		targets = urls{"http://127.0.0.1:8080"}
@@ -54,7 +54,16 @@ func main() {
 		os.Exit(2)
 	}
 	separate = *ncalls == 3
+	stop := func() {}
+	if *cpuProfile != "" {
+		var err error
+		if stop, err = profileCPU(*cpuProfile); err != nil {
+			fmt.Fprintln(os.Stderr, "handoff-load:", err)
+			os.Exit(2)
+		}
+	}
 	r := run(targets, *token, *typ, *prefix, *clients, *dur, newPacer(*rate, time.Now()))
+	stop()
 	r.print(os.Stdout, *clients, len(targets))
 	if r.failed.Load() > 0 {
 		os.Exit(1)
@@ -121,71 +130,67 @@ func run(targets []string, token, typ, prefix string, clients int, dur time.Dura
 	return r
 }
 
+// lifecycle sends one lifecycle's calls. The bodies are the bytes
+// json.Marshal wrote for them as maps (members in sorted order), written by
+// append (body.go); the answers are read by a scanner of their own
+// (answer.go) for what is checked — the claim's lease token, the settled
+// state — so the driver takes less of the cores it shares with the server.
 func lifecycle(hc *http.Client, base, token, typ, key string, lat *[3][]time.Duration) error {
-	var reg struct {
-		ID    string `json:"id"`
-		Claim *struct {
-			Lease struct {
-				Token int64 `json:"token"`
-			} `json:"lease"`
-		} `json:"claim"`
-	}
-	body := map[string]any{"key": key, "type": typ, "content": map[string]any{"title": "Follow up", "owner": "u_9", "ref": key},
-		"claim": map[string]any{"worker": "handoff-load", "lease_seconds": 30, "begin": !separate}}
-	if err := call(hc, base+"/v1/operations", token, body, &reg, &lat[0]); err != nil {
+	qkey, qtyp := quote(nil, key), quote(nil, typ)
+	data, err := call(hc, base+"/v1/operations", token, registerBody(qkey, qtyp, !separate), &lat[0])
+	if err != nil {
 		return fmt.Errorf("register: %w", err)
 	}
-	if reg.Claim == nil {
+	reg, err := readRegistered(data)
+	if err != nil {
+		return fmt.Errorf("register %s: %w", key, err)
+	}
+	if !reg.claimed {
 		return fmt.Errorf("register %s: no claim in the answer", key)
 	}
-	tok := reg.Claim.Lease.Token
 	if separate {
-		if err := call(hc, base+"/v1/operations/"+reg.ID+"/begin", token, map[string]any{"lease_token": tok}, nil, &lat[1]); err != nil {
+		if _, err := call(hc, base+"/v1/operations/"+reg.id+"/begin", token, beginBody(reg.token), &lat[1]); err != nil {
 			return fmt.Errorf("begin: %w", err)
 		}
 	}
-	var settled struct {
-		State string `json:"state"`
-	}
-	if err := call(hc, base+"/v1/operations/"+reg.ID+"/settle", token, map[string]any{"lease_token": tok, "outcome": "completed",
-		"result": map[string]any{"ref": "crm_" + key}}, &settled, &lat[2]); err != nil {
+	data, err = call(hc, base+"/v1/operations/"+reg.id+"/settle", token, settleBody(reg.token, key), &lat[2])
+	if err != nil {
 		return fmt.Errorf("settle: %w", err)
 	}
-	if settled.State != "completed" {
-		return fmt.Errorf("settle %s: state %q", key, settled.State)
+	state, err := readState(data)
+	if err != nil {
+		return fmt.Errorf("settle %s: %w", key, err)
+	}
+	if state != "completed" {
+		return fmt.Errorf("settle %s: state %q", key, state)
 	}
 	return nil
 }
 
-func call(hc *http.Client, url, token string, body, out any, lat *[]time.Duration) error {
-	raw, err := json.Marshal(body)
+// call posts body and returns the answer's body, an error for any status
+// but 2xx.
+func call(hc *http.Client, url, token string, body []byte, lat *[]time.Duration) ([]byte, error) {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return err
-	}
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(raw))
-	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	start := time.Now()
 	resp, err := hc.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	data, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	*lat = append(*lat, time.Since(start))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s: %d %s", url, resp.StatusCode, bytes.TrimSpace(data))
+		return nil, fmt.Errorf("%s: %d %s", url, resp.StatusCode, bytes.TrimSpace(data))
 	}
-	if out != nil {
-		return json.Unmarshal(data, out)
-	}
-	return nil
+	return data, nil
 }
 
 func (r *result) print(w io.Writer, clients, replicas int) {
