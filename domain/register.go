@@ -3,6 +3,7 @@ package domain
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"time"
@@ -144,10 +145,14 @@ func NewOperation(r Registration, content []byte, loop bool, env Env) (Change, e
 	registered := map[string]any{"fingerprint": op.Fingerprint, "content_sha256": op.ContentSHA256,
 		"event_id": r.EventID, "caused_by": r.CausedBy, "supersedes": r.Supersedes, "held": heldDetail(r.held)}
 	if r.Claim != nil && to == Received {
-		claimed, err := decideClaim(ch.Op, *r.Claim, env)
+		claimed, claimDetail, err := grantClaim(ch.Op, *r.Claim, env)
+		if err == nil && r.Claim.Begin {
+			claimed, err = claimAndBegin(claimed, env)
+		}
 		if err != nil {
 			return Change{}, err
 		}
+		maps.Copy(registered, claimDetail)
 		registerAndClaim(&ch, claimed, registered)
 	} else {
 		ch.Events[0].Detail = detail(registered)
@@ -172,8 +177,9 @@ const (
 )
 
 // registerAndClaim folds the claim decided on the new operation into its
-// registration: one version, one event, the attempt inserted with it.
-func registerAndClaim(ch *Change, claimed Change, registered map[string]any) {
+// registration: one version, one event, the attempt inserted with it. d is
+// the event's detail: the registration's members and the claim's.
+func registerAndClaim(ch *Change, claimed Change, d map[string]any) {
 	version := ch.Op.Version
 	ch.Op = claimed.Op
 	ch.Op.Version = version
@@ -184,8 +190,5 @@ func registerAndClaim(ch *Change, claimed Change, registered map[string]any) {
 	if claimed.Events[0].Action == ActionClaimedAndBegan {
 		ev.Action = ActionRegisteredAndBegan
 	}
-	for k, v := range detailMap(claimed.Events[0].Detail) {
-		registered[k] = v
-	}
-	ev.Detail = detail(registered)
+	ev.Detail = detail(d)
 }
