@@ -63,7 +63,9 @@ func TestContract_AuditList(t *testing.T) {
 		t.Fatalf("the tokens' creation is not on record: %v", full)
 	}
 	all := full[2:]
-	if len(all) != 5 || all[0]["stream"] != op["id"] || all[0]["seq"] != float64(1) || all[4]["stream"] != "system" {
+	// The operation's registration (with its claim: one event), its begin,
+	// the other namespace's registration, the export.
+	if len(all) != 4 || all[0]["stream"] != op["id"] || all[0]["seq"] != float64(1) || all[3]["stream"] != "system" {
 		t.Fatalf("a viewer sees the whole trail in write order: %v", all)
 	}
 	if all[0]["hash"] == "" || all[1]["prev_hash"] != all[0]["hash"] || all[0]["namespace"] != "campaigns" {
@@ -109,8 +111,9 @@ func TestContract_AuditExport(t *testing.T) {
 		t.Fatalf("JSONL export: %d %v", r.code, r.header)
 	}
 	lines := strings.Split(strings.TrimSpace(string(r.raw)), "\n")
-	// The harness's two token_created events, the operation's four, the export.
-	if len(lines) != 7 || !strings.Contains(lines[6], `"action":"audit_exported"`) || !strings.Contains(lines[6], `"email":"aud@example.com"`) {
+	// The harness's two token_created events, the operation's three
+	// (registered and claimed, began, settled), the export.
+	if len(lines) != 6 || !strings.Contains(lines[5], `"action":"audit_exported"`) || !strings.Contains(lines[5], `"email":"aud@example.com"`) {
 		t.Fatalf("the export is itself the last event: %s", r.raw)
 	}
 	verifyExport(t, r.raw)

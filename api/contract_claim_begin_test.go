@@ -10,12 +10,13 @@ import (
 // TestContract_ClaimBegin: "begin": true on register's claim, on a claim and
 // on a pull answers with the operation already action_pending — the worker
 // calls the provider next and settles, two calls in all — and the store
-// holds one audit event for the claim and the begin, with the attempt's
+// holds one audit event for the claim and the begin (for register's claim,
+// one for the registration, the claim and the begin), with the attempt's
 // began_at set, exactly as it answered.
 func TestContract_ClaimBegin(t *testing.T) {
 	x := newHarness(t)
 	begun := map[string]any{"worker": "w-1", "begin": true}
-	check := func(name string, op map[string]any, from string) {
+	check := func(name string, op map[string]any, from, action string) {
 		t.Helper()
 		if op["state"] != "action_pending" || op["provider_key_first_sent_at"] == nil {
 			t.Fatalf("%s: answered %v, want action_pending with the provider key sent", name, op)
@@ -26,7 +27,7 @@ func TestContract_ClaimBegin(t *testing.T) {
 			t.Fatal(err)
 		}
 		last := events[len(events)-1]
-		if last.Action != "claimed_and_began" || last.FromState != from || last.ToState != "action_pending" ||
+		if last.Action != action || last.FromState != from || last.ToState != "action_pending" ||
 			int64(len(events)) != int64(op["version"].(float64)) {
 			t.Fatalf("%s: timeline ends %s %s → %s after %d events at version %v", name, last.Action, last.FromState,
 				last.ToState, len(events), op["version"])
@@ -38,7 +39,7 @@ func TestContract_ClaimBegin(t *testing.T) {
 	}
 
 	res := x.register("r", "crm.task.create", begun)
-	check("register", res, "received")
+	check("register", res, "", "registered_and_began")
 	tok := res["claim"].(map[string]any)["lease"].(map[string]any)["token"]
 	// The next call is the settle: no begin between.
 	done := x.do("POST", opPath(res, "settle"), x.tok, map[string]any{"lease_token": tok, "outcome": "completed",
@@ -55,7 +56,7 @@ func TestContract_ClaimBegin(t *testing.T) {
 
 	op := x.register("c", "crm.task.create", nil)
 	c := x.do("POST", opPath(op, "claim"), x.tok, begun).ok(200)
-	check("claim", c["operation"].(map[string]any), "received")
+	check("claim", c["operation"].(map[string]any), "received", "claimed_and_began")
 
 	x.register("p", "crm.task.create", nil)
 	list := x.do("POST", "/v1/claims", x.tok, map[string]any{"worker": "w-2", "begin": true}).ok(200)
@@ -63,7 +64,7 @@ func TestContract_ClaimBegin(t *testing.T) {
 	if len(claims) != 1 {
 		t.Fatalf("pull %v", list)
 	}
-	check("pull", claims[0].(map[string]any)["operation"].(map[string]any), "received")
+	check("pull", claims[0].(map[string]any)["operation"].(map[string]any), "received", "claimed_and_began")
 
 	// Without begin nothing changes: processing, and begin is the worker's.
 	plain := x.register("n", "crm.task.create", map[string]any{"worker": "w-1", "begin": false})

@@ -90,7 +90,7 @@ func TestContract_Reads(t *testing.T) {
 	}
 	evs := x.do("GET", opPath(op, "timeline"), x.tok, nil).ok(200)["items"].([]any)
 	last := evs[len(evs)-1].(map[string]any)
-	if len(evs) != 3 || last["action"] != "began" || last["request_id"] != "trace-123" || last["hash"] == "" {
+	if len(evs) != 2 || evs[0].(map[string]any)["action"] != "registered_and_claimed" || last["action"] != "began" || last["request_id"] != "trace-123" || last["hash"] == "" {
 		t.Fatalf("timeline %v", evs)
 	}
 	if _, has := last["client_addr"]; has {

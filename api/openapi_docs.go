@@ -11,7 +11,8 @@ var routeDescriptions = map[string]string{
 		"and its SHA-256 chained into the audit trail as a drill_recorded event. A workflow token or an admin.",
 	"registerOperation": "Registers one side-effecting operation under its stable key and content fingerprint. " +
 		"201 for a new key; 200 with Idempotent-Replayed: true when the key exists with the same fingerprint (the stored result included once completed); " +
-		"422 fingerprint_mismatch when it exists with other content. With claim, the operation is claimed in the same change when it is claimable: " +
+		"422 fingerprint_mismatch when it exists with other content. With claim, the operation is claimed in the same change when it is claimable " +
+		"(one audit event: registered_and_claimed, or registered_and_began with begin): " +
 		"the answer carries claim, or claim: null and claim_refused with the reason a claim would give.",
 	"listOperations":     "Lists the caller's operations oldest first, filtered by the query; content is never included. Pages with next_cursor.",
 	"getOperation":       "The operation with its current content. A workflow token sees only its namespace; another namespace answers 404.",

@@ -12,7 +12,7 @@ import (
 // benchmarks compare the decision with and without the seal; the e2e
 // lifecycle benchmark gives the time of a whole lifecycle to set it against.
 //
-//	go test -run XXX -bench 'AuditHash|DecideSettle' -benchmem ./domain/
+//	go test -run XXX -bench 'AuditHash|DecideSettle|NewOperationBegun' -benchmem ./domain/
 
 func benchSettleInput(b *testing.B) (Operation, Env) {
 	card := Card{Name: "crm.task.create", Provider: "acme-crm", ProviderIdempotency: IdempotencyNone, Lookup: LookupManual,
@@ -77,4 +77,19 @@ func BenchmarkDecideSettle(b *testing.B) {
 			stamp(&ch, env)
 		}
 	})
+}
+
+// BenchmarkNewOperationBegun decides the two-call lifecycle's first change:
+// a registration that claims and begins, its event sealed.
+func BenchmarkNewOperationBegun(b *testing.B) {
+	_, env := benchSettleInput(b)
+	content := []byte(`{"due":"2026-12-01","owner":"u_9","title":"Follow up"}`)
+	r := Registration{Namespace: "campaigns", Key: "evt_42:crm_task", Type: env.Card.Name, Content: content, EventID: "evt_42",
+		Claim: &Claim{Worker: "w-1", Begin: true}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NewOperation(r, content, false, env); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

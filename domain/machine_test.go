@@ -2,6 +2,7 @@ package domain_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -90,7 +91,35 @@ func newMachine(t *rapid.T) *machine {
 	}
 	m.first, m.providerKey, m.keyContent = ch.Op, ch.Op.ProviderKey, map[string]string{}
 	m.record(t, domain.Operation{}, r.Claim, ch) // from nothing: version 0, no state, no audit head
+	checkRegistrationEvent(t, r, ch)
 	return m
+}
+
+// checkRegistrationEvent: a registration is one change and one event; one
+// that claimed is named for it and carries the claim beside the
+// registration's own members.
+func checkRegistrationEvent(t *rapid.T, r domain.Registration, ch domain.Change) {
+	want := "registered"
+	if ch.Op.State.Leased() {
+		want = domain.ActionRegisteredAndClaimed
+		if claimBegins(r.Claim) {
+			want = domain.ActionRegisteredAndBegan
+		}
+	}
+	if len(ch.Events) != 1 || ch.Events[0].Action != want {
+		t.Fatalf("registration (claim %+v) wrote %d events, the first %s; want one, %s", r.Claim, len(ch.Events), ch.Events[0].Action, want)
+	}
+	var d struct {
+		Fingerprint string `json:"fingerprint"`
+		Worker      string `json:"worker"`
+		AttemptID   string `json:"attempt_id"`
+	}
+	_ = json.Unmarshal(ch.Events[0].Detail, &d)
+	claimed := ch.Attempt != nil
+	if d.Fingerprint != ch.Op.Fingerprint || (d.Worker != "") != claimed || (claimed && (d.Worker != ch.Attempt.Attempt.Worker ||
+		d.AttemptID != ch.Attempt.Attempt.ID)) {
+		t.Fatalf("registration event detail %s, attempt %+v", ch.Events[0].Detail, ch.Attempt)
+	}
 }
 
 func drawCard(t *rapid.T) domain.Card {
@@ -307,7 +336,11 @@ func (m *machine) record(t *rapid.T, before domain.Operation, cmd domain.Command
 		if entered := before.State != domain.ActionPending; entered && claimBegins(cmd) != (before.State != domain.Processing) {
 			t.Fatalf("%T reached action_pending from %s (a claim that begins: %v)", cmd, before.State, claimBegins(cmd))
 		}
-		if last := ch.Events[len(ch.Events)-1]; claimBegins(cmd) && (last.Action != domain.ActionClaimedAndBegan ||
+		began := domain.ActionClaimedAndBegan
+		if before.State.IsZero() {
+			began = domain.ActionRegisteredAndBegan
+		}
+		if last := ch.Events[len(ch.Events)-1]; claimBegins(cmd) && (last.Action != began ||
 			ch.Attempt == nil || !ch.Attempt.New || ch.Attempt.Attempt.BeganAt == nil || !ch.Attempt.Attempt.BeganAt.Equal(m.now)) {
 			t.Fatalf("a claim that began recorded %s with attempt %+v", last.Action, ch.Attempt)
 		}

@@ -3,6 +3,7 @@ package domain
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"time"
@@ -141,20 +142,53 @@ func NewOperation(r Registration, content []byte, loop bool, env Env) (Change, e
 	ch.Events[0].FromState = ""
 	ch.Content = &ContentChange{New: true, Version: ContentVersion{OperationID: op.ID, Version: 1,
 		Content: content, SHA256: op.ContentSHA256, CreatedAt: env.Now}}
-	ch.Events[0].Detail = detail(map[string]any{"fingerprint": op.Fingerprint, "content_sha256": op.ContentSHA256,
-		"event_id": r.EventID, "caused_by": r.CausedBy, "supersedes": r.Supersedes, "held": heldDetail(r.held)})
+	registered := map[string]any{"fingerprint": op.Fingerprint, "content_sha256": op.ContentSHA256,
+		"event_id": r.EventID, "caused_by": r.CausedBy, "supersedes": r.Supersedes, "held": heldDetail(r.held)}
 	if r.Claim != nil && to == Received {
-		claimed, err := decideClaim(ch.Op, *r.Claim, env)
+		claimed, claimDetail, err := grantClaim(ch.Op, *r.Claim, env)
+		if err == nil && r.Claim.Begin {
+			claimed, err = claimAndBegin(claimed, env)
+		}
 		if err != nil {
 			return Change{}, err
 		}
-		ch.Op = claimed.Op
-		ch.Attempt = claimed.Attempt
-		ch.KeyUse = claimed.KeyUse
-		ch.Events = append(ch.Events, claimed.Events...)
+		maps.Copy(registered, claimDetail)
+		registerAndClaim(&ch, claimed, registered)
+	} else {
+		ch.Events[0].Detail = detail(registered)
 	}
 	followUp(Operation{}, &ch, env)
 	stamp(&ch, env)
 	seal(&ch)
 	return ch, nil
+}
+
+// The events of a registration that claims in the same change: one event
+// for the one change, named for what it did, whose detail carries both the
+// registration's members and the claim's (worker, attempt, lease expiry,
+// provider key). Trails written before have a registered event and then
+// the claim's own; both read and verify alike.
+const (
+	// ActionRegisteredAndClaimed: registered, and the lease granted.
+	ActionRegisteredAndClaimed = "registered_and_claimed"
+	// ActionRegisteredAndBegan: registered, the lease granted, and "about
+	// to call the provider" recorded (Claim.Begin).
+	ActionRegisteredAndBegan = "registered_and_began"
+)
+
+// registerAndClaim folds the claim decided on the new operation into its
+// registration: one version, one event, the attempt inserted with it. d is
+// the event's detail: the registration's members and the claim's.
+func registerAndClaim(ch *Change, claimed Change, d map[string]any) {
+	version := ch.Op.Version
+	ch.Op = claimed.Op
+	ch.Op.Version = version
+	ch.Attempt = claimed.Attempt
+	ch.KeyUse = claimed.KeyUse
+	ev := &ch.Events[0]
+	ev.Action, ev.ToState = ActionRegisteredAndClaimed, ch.Op.State.String()
+	if claimed.Events[0].Action == ActionClaimedAndBegan {
+		ev.Action = ActionRegisteredAndBegan
+	}
+	ev.Detail = detail(d)
 }

@@ -1,6 +1,8 @@
 package domain_test
 
 import (
+	"encoding/json"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,12 +23,14 @@ func TestNewOperation(t *testing.T) {
 		card     func(*domain.Card)
 		loop     bool
 		claim    bool
+		begin    bool
 		want     domain.State
 		events   int
 		lastCode string
 	}{
 		{name: "received", want: domain.Received, events: 1},
-		{name: "received_and_claimed", claim: true, want: domain.Processing, events: 2},
+		{name: "received_and_claimed", claim: true, want: domain.Processing, events: 1},
+		{name: "received_and_began", claim: true, begin: true, want: domain.ActionPending, events: 1},
 		{name: "awaiting_approval", card: requiresApproval, want: domain.AwaitingApproval, events: 1},
 		{name: "awaiting_approval_is_not_claimed", card: requiresApproval, claim: true, want: domain.AwaitingApproval, events: 1},
 		{name: "loop_detected", loop: true, want: domain.FailedTerminal, events: 1, lastCode: "loop_detected"},
@@ -40,7 +44,7 @@ func TestNewOperation(t *testing.T) {
 			}
 			r := registration()
 			if tt.claim {
-				r.Claim = &domain.Claim{Worker: "w-1", Lease: 10 * time.Second}
+				r.Claim = &domain.Claim{Worker: "w-1", Lease: 10 * time.Second, Begin: tt.begin}
 			}
 			content, err := domain.CanonicalObject(r.Content)
 			if err != nil {
@@ -56,7 +60,14 @@ func TestNewOperation(t *testing.T) {
 				t.Fatalf("state %s with %d events, want %s with %d", op.State, len(ch.Events), tt.want, tt.events)
 			}
 			checkAudit(t, "", 0, "", ch)
-			if op.Version != int64(tt.events) || ch.Events[0].Action != "registered" || ch.Events[0].ToState == "" {
+			wantAction := "registered"
+			switch {
+			case tt.want == domain.Processing:
+				wantAction = domain.ActionRegisteredAndClaimed
+			case tt.want == domain.ActionPending:
+				wantAction = domain.ActionRegisteredAndBegan
+			}
+			if op.Version != int64(tt.events) || ch.Events[0].Action != wantAction || ch.Events[0].ToState == "" {
 				t.Fatalf("version %d, first event %+v", op.Version, ch.Events[0])
 			}
 			if !strings.HasPrefix(op.ID, "op_") || op.Key != r.Key || op.Namespace != r.Namespace || op.EventID != "evt_42" {
@@ -79,7 +90,7 @@ func TestNewOperation(t *testing.T) {
 			if code != tt.lastCode {
 				t.Fatalf("last error code %q, want %q", code, tt.lastCode)
 			}
-			if !tt.claim || tt.want != domain.Processing {
+			if !tt.claim || (tt.want != domain.Processing && tt.want != domain.ActionPending) {
 				if ch.Attempt != nil || op.Lease != nil || op.Attempts != 0 || op.LeaseToken != 0 {
 					t.Fatalf("not claimed, yet attempt %+v lease %+v", ch.Attempt, op.Lease)
 				}
@@ -90,13 +101,26 @@ func TestNewOperation(t *testing.T) {
 				!op.Lease.ExpiresAt.Equal(t0.Add(10*time.Second)) || op.FirstAttemptAt == nil {
 				t.Fatalf("claim: attempts %d token %d lease %+v", op.Attempts, op.LeaseToken, op.Lease)
 			}
-			if a := ch.Attempt; a == nil || !a.New || a.Attempt.Number != 1 || a.Attempt.LeaseToken != 1 || a.Attempt.OperationID != op.ID {
+			a := ch.Attempt
+			if a == nil || !a.New || a.Attempt.Number != 1 || a.Attempt.LeaseToken != 1 || a.Attempt.OperationID != op.ID {
 				t.Fatalf("attempt %+v", ch.Attempt)
 			}
-			e0, e1 := ch.Events[0], ch.Events[1]
-			if e0.Seq != 1 || e1.Seq != 2 || e0.PrevHash != "" || e1.PrevHash != e0.Hash ||
-				e0.FromState != "" || e0.ToState != "received" || e1.FromState != "received" || e1.ToState != "processing" {
-				t.Fatalf("events: %+v / %+v", e0, e1)
+			if began := a.Attempt.BeganAt != nil; began != tt.begin || (tt.begin && (!a.Attempt.BeganAt.Equal(t0) ||
+				op.ProviderKeyFirstSentAt == nil || !op.ProviderKeyFirstSentAt.Equal(t0))) {
+				t.Fatalf("began: attempt %+v, provider key first sent %v", a.Attempt, op.ProviderKeyFirstSentAt)
+			}
+			// One event for the one change, carrying both facts: the
+			// registration's and the claim's.
+			e := ch.Events[0]
+			if e.Seq != 1 || e.PrevHash != "" || e.FromState != "" || e.ToState != tt.want.String() {
+				t.Fatalf("event: %+v", e)
+			}
+			want := map[string]any{"fingerprint": op.Fingerprint, "content_sha256": op.ContentSHA256, "event_id": "evt_42",
+				"worker": "w-1", "attempt": 1.0, "attempt_id": a.Attempt.ID, "lease_expires_at": t0.Add(10 * time.Second).Format(time.RFC3339Nano),
+				"provider_key": op.ProviderKey, "provider_key_use": ch.KeyUse}
+			var got map[string]any
+			if err := json.Unmarshal(e.Detail, &got); err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("detail %s (%v), want %v", e.Detail, err, want)
 			}
 		})
 	}

@@ -252,8 +252,23 @@ func ClaimRefusalOf(op Operation, now time.Time) ClaimRefusal {
 }
 
 func decideClaim(op Operation, c Claim, env Env) (Change, error) {
+	ch, d, err := grantClaim(op, c, env)
+	if err != nil {
+		return Change{}, err
+	}
+	ch.Events[0].Detail = detail(d)
+	if c.Begin {
+		return claimAndBegin(ch, env)
+	}
+	return ch, nil
+}
+
+// grantClaim decides a claim without its begin, and returns its event's
+// detail as members, not yet rendered: a registration that claims renders
+// them with its own (registerAndClaim).
+func grantClaim(op Operation, c Claim, env Env) (Change, map[string]any, error) {
 	if reason := ClaimRefusalOf(op, env.Now); !reason.IsZero() {
-		return Change{}, notClaimable(op, reason, env.Now)
+		return Change{}, nil, notClaimable(op, reason, env.Now)
 	}
 	lease := c.Lease
 	if lease == 0 {
@@ -272,12 +287,8 @@ func decideClaim(op Operation, c Claim, env Env) (Change, error) {
 		LeaseToken: n.LeaseToken, ClaimedAt: env.Now}
 	ch.Attempt = &AttemptChange{New: true, Attempt: att}
 	ch.KeyUse = ProviderKeyUse(*n, env.Card)
-	ch.Events[0].Detail = detail(map[string]any{"worker": c.Worker, "attempt": att.Number, "attempt_id": att.ID,
-		"lease_expires_at": n.Lease.ExpiresAt, "provider_key": n.ProviderKey, "provider_key_use": ch.KeyUse})
-	if c.Begin {
-		return claimAndBegin(ch, env)
-	}
-	return ch, nil
+	return ch, map[string]any{"worker": c.Worker, "attempt": att.Number, "attempt_id": att.ID,
+		"lease_expires_at": n.Lease.ExpiresAt, "provider_key": n.ProviderKey, "provider_key_use": ch.KeyUse}, nil
 }
 
 // ActionClaimedAndBegan is the event of a claim that began at once

@@ -67,7 +67,7 @@ func TestClientDo(t *testing.T) {
 		key      string
 		separate bool
 		want     string
-	}{{"two", false, "registered claimed_and_began settled"}, {"three", true, "registered claimed began settled"}} {
+	}{{"two", false, "registered_and_began settled"}, {"three", true, "registered_and_claimed began settled"}} {
 		r := req(tc.key)
 		r.SeparateBegin = tc.separate
 		op, err := c.Do(ctx, r, provider(tc.key, nil))

@@ -45,8 +45,8 @@ func TestFaults_WorkerKilledAfterBegunClaim(t *testing.T) {
 
 	// The leases (1 s) run out; the sweeper ends them.
 	want := map[string]struct{ state, code, timeline string }{
-		desk:   {"unknown_outcome", "lease_expired", "registered claimed_and_began lease_expired"},
-		resent: {"failed_retryable", "resend_within_retention", "registered claimed_and_began lease_expired resend_within_retention"},
+		desk:   {"unknown_outcome", "lease_expired", "registered_and_began lease_expired"},
+		resent: {"failed_retryable", "resend_within_retention", "registered_and_began lease_expired resend_within_retention"},
 	}
 	for id, w := range want {
 		var op response

@@ -20,14 +20,16 @@ var _ domain.AuditStore = (*Store)(nil)
 const auditBatch = 1000
 
 // lifecycleActions are the machine transitions of every lifecycle, the
-// bulk of the trail. The partial indexes of migration 00016 leave them out,
-// and only a query that carries their predicates verbatim can use those
-// indexes (a generic plan knows nothing of its parameters), so the
-// predicates below are spelled exactly as the migration spells them.
-var lifecycleActions = []string{"registered", "claimed", domain.ActionClaimedAndBegan, "heartbeat", "began", "settled"}
+// bulk of the trail. The partial indexes of migration 00016 (its index of
+// decisions as 00023 lists them) leave them out, and only a query that
+// carries their predicates verbatim can use those indexes (a generic plan
+// knows nothing of its parameters), so the predicates below are spelled
+// exactly as the migrations spell them.
+var lifecycleActions = []string{"registered", domain.ActionRegisteredAndClaimed, domain.ActionRegisteredAndBegan,
+	"claimed", domain.ActionClaimedAndBegan, "heartbeat", "began", "settled"}
 
 const (
-	notLifecycle = "action NOT IN ('registered', 'claimed', 'claimed_and_began', 'heartbeat', 'began', 'settled')"
+	notLifecycle = "action NOT IN ('registered', 'registered_and_claimed', 'registered_and_began', 'claimed', 'claimed_and_began', 'heartbeat', 'began', 'settled')"
 	notWorkflow  = "actor_kind <> 'workflow'"
 )
 

@@ -26,17 +26,23 @@ func newAuditFixture(t *testing.T) *auditFixture {
 	return &auditFixture{t: t, s: s, l: l, trail: audit.OfLedger(l)}
 }
 
-// lifecycle drives one operation through register+claim, begin and settle:
-// four events, seq 1-4.
+// lifecycle drives one operation through register, claim, begin and
+// settle, each a call of its own: four events, seq 1-4 (the shape a
+// registration that claimed also wrote before it wrote one event).
 func (x *auditFixture) lifecycle(key string) string {
 	x.t.Helper()
 	ctx := context.Background()
 	res, err := x.l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
-		Content: json.RawMessage(`{"title":"Follow up","ref":"` + key + `"}`), Claim: &domain.Claim{Worker: "w1"}})
+		Content: json.RawMessage(`{"title":"Follow up","ref":"` + key + `"}`)})
 	if err != nil {
 		x.t.Fatal(err)
 	}
-	id, tok := res.Operation.ID, res.Claim.Lease.Token
+	id := res.Operation.ID
+	c, err := x.l.Claim(ctx, wf, id, domain.Claim{Worker: "w1"})
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	tok := c.Lease.Token
 	if _, err := x.l.Begin(ctx, wf, id, domain.Begin{LeaseToken: tok}); err != nil {
 		x.t.Fatal(err)
 	}
@@ -45,6 +51,23 @@ func (x *auditFixture) lifecycle(key string) string {
 		x.t.Fatal(err)
 	}
 	return id
+}
+
+// twoCalls runs the two-call lifecycle: registered, claimed and begun in
+// one change and one event, then settled.
+func (x *auditFixture) twoCalls(key string) string {
+	x.t.Helper()
+	ctx := context.Background()
+	res, err := x.l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
+		Content: json.RawMessage(`{"title":"Follow up","ref":"` + key + `"}`), Claim: &domain.Claim{Worker: "w1", Begin: true}})
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	if _, err := x.l.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: res.Claim.Lease.Token,
+		Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "crm_" + key}}); err != nil {
+		x.t.Fatal(err)
+	}
+	return res.Operation.ID
 }
 
 // checkpoint writes checkpoints until every change is covered.
@@ -115,7 +138,8 @@ func TestAuditVerify_untouchedTrailVerifies(t *testing.T) {
 	x.system("token_created")
 	x.checkpoint()
 	x.lifecycle("evt_late:task") // after the checkpoint: covered by the chain and the operation's head
-	if rep := x.verify(); !rep.OK() || rep.Events != 18 || rep.Checkpoints != 1 {
+	x.twoCalls("evt_fused:task") // two events: the registration with its claim and begin, the settle
+	if rep := x.verify(); !rep.OK() || rep.Events != 20 || rep.Streams != 6 || rep.Checkpoints != 1 {
 		t.Fatalf("untouched trail: %+v", rep)
 	}
 }

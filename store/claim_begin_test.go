@@ -61,10 +61,10 @@ func TestClaimBegin_WorkerDiesBeforeItsCall(t *testing.T) {
 		actions []string
 		began   bool
 	}{
-		desk.ID: {domain.UnknownOutcome, "lease_expired", []string{"registered", domain.ActionClaimedAndBegan, "lease_expired"}, true},
+		desk.ID: {domain.UnknownOutcome, "lease_expired", []string{domain.ActionRegisteredAndBegan, "lease_expired"}, true},
 		resent.ID: {domain.FailedRetryable, domain.CodeResendGuarded,
-			[]string{"registered", domain.ActionClaimedAndBegan, "lease_expired", domain.CodeResendGuarded}, true},
-		plain.ID: {domain.Received, "", []string{"registered", "claimed", "lease_expired"}, false},
+			[]string{domain.ActionRegisteredAndBegan, "lease_expired", domain.CodeResendGuarded}, true},
+		plain.ID: {domain.Received, "", []string{domain.ActionRegisteredAndClaimed, "lease_expired"}, false},
 	}
 	for id, w := range want {
 		op, _, err := db.Load(ctx, "", id)
@@ -96,5 +96,111 @@ func TestClaimBegin_WorkerDiesBeforeItsCall(t *testing.T) {
 		if err != nil || len(atts) != 1 || (atts[0].BeganAt != nil) != w.began || atts[0].Outcome != "lease_expired" {
 			t.Fatalf("%s: attempts %+v (%v)", op.Key, atts, err)
 		}
+	}
+}
+
+// TestRegisterClaim_oneEvent: a registration that claims is one change,
+// written as one audit event that carries both facts — the registration's
+// fingerprint and content hash, the claim's worker, attempt, lease expiry
+// and provider key, and whether it began — at version 1; the chain goes on
+// from it. The three-call form, each step a call of its own, still writes
+// an event per step.
+func TestRegisterClaim_oneEvent(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.New(t)
+	l := domain.NewLedger(db, testCards())
+	type detail struct {
+		Fingerprint    string    `json:"fingerprint"`
+		ContentSHA256  string    `json:"content_sha256"`
+		Worker         string    `json:"worker"`
+		Attempt        int       `json:"attempt"`
+		AttemptID      string    `json:"attempt_id"`
+		LeaseExpiresAt time.Time `json:"lease_expires_at"`
+		ProviderKey    string    `json:"provider_key"`
+	}
+	actions := func(id string) []domain.AuditEvent {
+		t.Helper()
+		evs, err := db.Timeline(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range evs {
+			if e.Seq != int64(i+1) || e.Hash != domain.HashEvent(e) || (i > 0 && e.PrevHash != evs[i-1].Hash) {
+				t.Fatalf("event %d breaks the chain: %+v", i, e)
+			}
+		}
+		return evs
+	}
+	names := func(evs []domain.AuditEvent) []string {
+		var out []string
+		for _, e := range evs {
+			out = append(out, e.Action)
+		}
+		return out
+	}
+	for _, begin := range []bool{false, true} {
+		key := "evt_1:claimed"
+		want, state := domain.ActionRegisteredAndClaimed, domain.Processing
+		if begin {
+			key, want, state = "evt_1:began", domain.ActionRegisteredAndBegan, domain.ActionPending
+		}
+		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
+			Content: json.RawMessage(`{"to":"a"}`), Claim: &domain.Claim{Worker: "w-9", Begin: begin}})
+		if err != nil || res.Claim == nil {
+			t.Fatalf("register %s: %+v %v", key, res, err)
+		}
+		op := res.Operation
+		evs := actions(op.ID)
+		if len(evs) != 1 || op.Version != 1 || op.State != state {
+			t.Fatalf("%s: %v at version %d, %s; want one event, %s, at version 1", key, names(evs), op.Version, op.State, want)
+		}
+		e := evs[0]
+		var d detail
+		if err := json.Unmarshal(e.Detail, &d); err != nil {
+			t.Fatal(err)
+		}
+		if e.Action != want || e.FromState != "" || e.ToState != state.String() || e.Hash != op.AuditHead ||
+			d.Fingerprint != op.Fingerprint || d.ContentSHA256 != op.ContentSHA256 || d.Worker != "w-9" || d.Attempt != 1 ||
+			d.AttemptID != res.Claim.Attempt.ID || !d.LeaseExpiresAt.Equal(res.Claim.Lease.ExpiresAt) || d.ProviderKey != op.ProviderKey {
+			t.Fatalf("%s: event %+v, detail %s", key, e, e.Detail)
+		}
+		atts, err := db.Attempts(ctx, op.ID)
+		if err != nil || len(atts) != 1 || atts[0].ID != d.AttemptID || (atts[0].BeganAt != nil) != begin {
+			t.Fatalf("%s: attempts %+v (%v)", key, atts, err)
+		}
+		tok := res.Claim.Lease.Token
+		if !begin {
+			if _, err := l.Begin(ctx, wf, op.ID, domain.Begin{LeaseToken: tok}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := l.Settle(ctx, wf, op.ID, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeCompleted,
+			Result: &domain.Result{Ref: "crm_1"}}); err != nil {
+			t.Fatal(err)
+		}
+		got, wantAll := names(actions(op.ID)), []string{want, "began", "settled"}
+		if begin {
+			wantAll = []string{want, "settled"}
+		}
+		if !slices.Equal(got, wantAll) {
+			t.Fatalf("%s: timeline %v, want %v", key, got, wantAll)
+		}
+	}
+
+	// Three calls: register, claim, begin — an event each.
+	res, err := l.Register(ctx, wf, domain.Registration{Key: "evt_1:three", Type: "crm.task.create", Content: json.RawMessage(`{"to":"b"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := l.Claim(ctx, wf, res.Operation.ID, domain.Claim{Worker: "w-9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := l.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: c.Lease.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(actions(b.ID)); !slices.Equal(got, []string{"registered", "claimed", "began"}) || b.Version != 3 {
+		t.Fatalf("three calls: timeline %v at version %d", got, b.Version)
 	}
 }

@@ -54,7 +54,8 @@ func TestLedger_Lifecycle(t *testing.T) {
 		t.Fatalf("replay claim: %+v", again.ClaimRefused)
 	}
 	events, err := l.Timeline(ctx, wf, op.ID)
-	if err != nil || len(events) != 4 {
+	if err != nil || len(events) != 3 || events[0].Action != domain.ActionRegisteredAndClaimed ||
+		events[1].Action != "began" || events[2].Action != "settled" {
 		t.Fatalf("timeline: %d %v", len(events), err)
 	}
 	for i, e := range events {

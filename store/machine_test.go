@@ -201,6 +201,35 @@ func (m *ledgerModel) register(t *rapid.T) {
 	if res.Claim != nil {
 		m.granted(t, om, *res.Claim, claim.Begin)
 	}
+	if res.Created {
+		m.registered(t, om, res, claim)
+	}
+}
+
+// registered checks a new registration against the database: one event,
+// at version 1, named for the claim made with it and carrying it.
+func (m *ledgerModel) registered(t *rapid.T, om *opModel, res domain.RegisterResult, claim *domain.Claim) {
+	events, err := m.db.Timeline(context.Background(), om.id)
+	if err != nil || len(events) != 1 || res.Operation.Version != 1 {
+		t.Fatalf("a registration (claim %+v) wrote %d events at version %d (%v), want one", claim, len(events), res.Operation.Version, err)
+	}
+	want, worker, attempt := "registered", "", ""
+	if c := res.Claim; c != nil {
+		want, worker, attempt = domain.ActionRegisteredAndClaimed, c.Lease.Worker, c.Attempt.ID
+		if claim.Begin {
+			want = domain.ActionRegisteredAndBegan
+		}
+	}
+	var d struct {
+		Fingerprint string `json:"fingerprint"`
+		Worker      string `json:"worker"`
+		AttemptID   string `json:"attempt_id"`
+	}
+	e := events[0]
+	if err := json.Unmarshal(e.Detail, &d); err != nil || e.Action != want || e.ToState != res.Operation.State.String() ||
+		d.Fingerprint != res.Operation.Fingerprint || d.Worker != worker || d.AttemptID != attempt {
+		t.Fatalf("a registration (claim %+v) wrote %s → %s with %s, want %s", claim, e.Action, e.ToState, e.Detail, want)
+	}
 }
 
 func (m *ledgerModel) load(t *rapid.T) (*opModel, domain.Operation) {
@@ -326,7 +355,11 @@ func (m *ledgerModel) begun(t *rapid.T, om *opModel, c domain.ClaimResult) {
 	if err != nil || len(events) == 0 {
 		t.Fatalf("timeline of %s: %v", om.id, err)
 	}
-	if e := events[len(events)-1]; e.Action != domain.ActionClaimedAndBegan || e.ToState != domain.ActionPending.String() {
+	want := domain.ActionClaimedAndBegan
+	if c.Operation.Version == 1 { // begun with its registration
+		want = domain.ActionRegisteredAndBegan
+	}
+	if e := events[len(events)-1]; e.Action != want || e.ToState != domain.ActionPending.String() {
 		t.Fatalf("a begun claim's last event is %s → %s", e.Action, e.ToState)
 	}
 	atts, err := m.db.Attempts(ctx, om.id)

@@ -126,7 +126,8 @@ func TestGroupCommit_multiRow(t *testing.T) {
 // TestGroupCommit_multiRowBegunClaims: claims that begin at once, as
 // registrations (one multi-row insert) and as claims of registered
 // operations (one multi-row update), are written as decided: action_pending,
-// the attempt inserted with began_at, one claimed_and_began event each, and
+// the attempt inserted with began_at, one registered_and_began or
+// claimed_and_began event each, and
 // whole chains — as the single statement and GORM write them.
 func TestGroupCommit_multiRowBegunClaims(t *testing.T) {
 	needPostgres(t)
@@ -197,10 +198,20 @@ func TestGroupCommit_multiRowBegunClaims(t *testing.T) {
 		if op.State != domain.ActionPending || op.ProviderKeyFirstSentAt == nil || op.Version != ch.Op.Version || op.AuditHead != ch.Op.AuditHead {
 			t.Fatalf("%s: %s v%d sent %v, decided %s v%d", op.Key, op.State, op.Version, op.ProviderKeyFirstSentAt, ch.Op.State, ch.Op.Version)
 		}
+		// A registration that began is one event; a claim that began is
+		// one after the registration's.
+		want := []string{"registered", domain.ActionClaimedAndBegan}
+		if ch.FromVersion == 0 {
+			want = []string{domain.ActionRegisteredAndBegan}
+		}
 		tl, err := s.Timeline(ctx, op.ID)
-		if err != nil || len(tl) != 2 || tl[1].Action != domain.ActionClaimedAndBegan || tl[1].Hash != domain.HashEvent(tl[1]) ||
-			tl[1].PrevHash != tl[0].Hash {
-			t.Fatalf("%s: timeline %+v (%v)", op.Key, tl, err)
+		if err != nil || len(tl) != len(want) {
+			t.Fatalf("%s: timeline %+v (%v), want %v", op.Key, tl, err, want)
+		}
+		for i, e := range tl {
+			if e.Action != want[i] || e.Seq != int64(i+1) || e.Hash != domain.HashEvent(e) || (i > 0 && e.PrevHash != tl[i-1].Hash) {
+				t.Fatalf("%s: event %d %+v, want %s chained", op.Key, i, e, want[i])
+			}
 		}
 	}
 }

@@ -296,7 +296,7 @@ export interface paths {
         put?: never;
         /**
          * Register an operation under its key, optionally claiming it
-         * @description Registers one side-effecting operation under its stable key and content fingerprint. 201 for a new key; 200 with Idempotent-Replayed: true when the key exists with the same fingerprint (the stored result included once completed); 422 fingerprint_mismatch when it exists with other content. With claim, the operation is claimed in the same change when it is claimable: the answer carries claim, or claim: null and claim_refused with the reason a claim would give.
+         * @description Registers one side-effecting operation under its stable key and content fingerprint. 201 for a new key; 200 with Idempotent-Replayed: true when the key exists with the same fingerprint (the stored result included once completed); 422 fingerprint_mismatch when it exists with other content. With claim, the operation is claimed in the same change when it is claimable (one audit event: registered_and_claimed, or registered_and_began with begin): the answer carries claim, or claim: null and claim_refused with the reason a claim would give.
          */
         post: operations["registerOperation"];
         delete?: never;

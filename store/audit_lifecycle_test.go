@@ -1,0 +1,43 @@
+package store
+
+import (
+	"io/fs"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/opshandoff/handoff/migrations"
+)
+
+// A partial index serves only the queries that spell its predicate: the
+// lifecycle's condition the store writes must be the one the last
+// migration that made the index of decisions wrote, in both dialects, and
+// list exactly the actions the store leaves to it.
+func TestLifecycleActions_areTheIndexPredicate(t *testing.T) {
+	for _, dialect := range []string{"postgres", "sqlite"} {
+		fsys, err := migrations.For(dialect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, _ := fs.Glob(fsys, "*.sql")
+		slices.Sort(names)
+		last, up := "", ""
+		for _, n := range names {
+			b, _ := fs.ReadFile(fsys, n)
+			s, _, _ := strings.Cut(string(b), "-- +goose Down")
+			if strings.Contains(s, "CREATE INDEX audit_events_decisions") {
+				last, up = n, s
+			}
+		}
+		if !strings.Contains(up, "WHERE "+notLifecycle+";") {
+			t.Errorf("%s %s: the index of decisions is not over %q", dialect, last, notLifecycle)
+		}
+	}
+	var quoted []string
+	for _, a := range lifecycleActions {
+		quoted = append(quoted, "'"+a+"'")
+	}
+	if want := "action NOT IN (" + strings.Join(quoted, ", ") + ")"; notLifecycle != want {
+		t.Errorf("notLifecycle is %s, lifecycleActions make %s", notLifecycle, want)
+	}
+}
