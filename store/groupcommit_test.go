@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,13 +140,23 @@ func TestGroupCommit_connectionKilled(t *testing.T) {
 	)
 	stop := make(chan struct{})
 	killerDone := make(chan struct{})
+	// The killer strikes only once something was acknowledged since its
+	// last strike: on a slow, loaded machine a fixed 15 ms rhythm can kill
+	// every flush before it commits, and then the test tests nothing.
+	var progress atomic.Int64
 	go func() {
 		defer close(killerDone)
+		var seen int64
 		for {
 			select {
 			case <-stop:
 				return
 			case <-time.After(15 * time.Millisecond):
+			}
+			if p := progress.Load(); p == seen {
+				continue
+			} else {
+				seen = p
 			}
 			var n int
 			_ = admin.QueryRow("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'", app).Scan(&n)
@@ -166,12 +177,14 @@ func TestGroupCommit_connectionKilled(t *testing.T) {
 				mu.Lock()
 				acks[key] = acked{id, 1}
 				mu.Unlock()
+				progress.Add(1)
 				if _, err := l.Begin(ctx, wf, id, domain.Begin{LeaseToken: token}); err != nil {
 					continue
 				}
 				mu.Lock()
 				acks[key] = acked{id, 2}
 				mu.Unlock()
+				progress.Add(1)
 				if _, err := l.Settle(ctx, wf, id, domain.Settle{LeaseToken: token, Outcome: domain.OutcomeCompleted,
 					Result: &domain.Result{Ref: "crm_" + key}}); err != nil {
 					continue
@@ -179,6 +192,7 @@ func TestGroupCommit_connectionKilled(t *testing.T) {
 				mu.Lock()
 				acks[key] = acked{id, 3}
 				mu.Unlock()
+				progress.Add(1)
 			}
 		})
 	}
