@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -63,6 +64,12 @@ const smallTargets = `[...document.querySelectorAll(tapTargets)]
 // "Filters".
 func TestDesk_FrontDoorAndPhone(t *testing.T) {
 	s, idp := deskServer(t)
+	// The server answers /readyz as soon as it listens, and may write its
+	// start-up line a moment later: wait for the line, briefly.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(s.logs.String(), "desk="+s.URL+"/desk") &&
+		time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if log := s.logs.String(); !strings.Contains(log, "desk="+s.URL+"/desk") {
 		t.Fatalf("the start-up log does not name the desk's URL %s/desk:\n%s", s.URL, log)
 	}

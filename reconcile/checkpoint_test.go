@@ -35,6 +35,11 @@ func replicas(t *testing.T, n int) []*store.Store {
 func trailOf(s *store.Store) *audit.Trail { return audit.NewTrail(s) }
 
 // complete drives one operation to completed: four audit events.
+// lifecycleEvents is how many events complete writes for an operation:
+// registered_and_claimed (the registration's claim is part of its
+// event), began, settled.
+const lifecycleEvents = 3
+
 func complete(t *testing.T, l *domain.Ledger, key string) {
 	ctx := context.Background()
 	wf := domain.Actor{Kind: domain.ActorWorkflow, Name: "w", Namespace: "ns"}
@@ -93,7 +98,7 @@ func TestCheckpointersOnSeveralReplicas(t *testing.T) {
 		covered = coverage(t, rs[0])
 		done := len(covered) == 30
 		for _, seq := range covered {
-			done = done && seq == 4
+			done = done && seq == lifecycleEvents
 		}
 		if done || time.Now().After(deadline) {
 			break
@@ -104,8 +109,8 @@ func TestCheckpointersOnSeveralReplicas(t *testing.T) {
 		t.Fatalf("%d streams covered, want 30", len(covered))
 	}
 	for stream, seq := range covered {
-		if seq != 4 {
-			t.Fatalf("stream %s covered up to seq %d, want its last event, 4", stream, seq)
+		if seq != lifecycleEvents {
+			t.Fatalf("stream %s covered up to seq %d, want its last event, %d", stream, seq, lifecycleEvents)
 		}
 	}
 	rep, err := trailOf(rs[1]).VerifyDB(ctx, &audit.Verifier{})
