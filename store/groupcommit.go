@@ -86,7 +86,7 @@ const (
 )
 
 type commitRequest struct {
-	p    writePlan
+	p    *writePlan
 	done chan commitResult // buffered: a writer never waits for a caller
 }
 
@@ -127,7 +127,7 @@ func (c *committer) close() {
 }
 
 // write commits the plan and returns how many operations it wrote.
-func (c *committer) write(ctx context.Context, p writePlan) (int64, error) {
+func (c *committer) write(ctx context.Context, p *writePlan) (int64, error) {
 	r := &commitRequest{p: p, done: make(chan commitResult, 1)}
 	select {
 	case c.reqs <- r:
@@ -217,7 +217,7 @@ func (c *committer) together(ctx context.Context, batch []*commitRequest, parts 
 	for _, p := range parts {
 		var st *stmt
 		if p.multi {
-			plans := make([]writePlan, len(p.idx))
+			plans := make([]*writePlan, len(p.idx))
 			for j, i := range p.idx {
 				plans[j] = batch[i].p
 			}

@@ -28,15 +28,20 @@ import (
 type multiTable struct {
 	names, typs []string
 	vals        [][]*string
+	rows        int // how many rows the table will hold, if known: each column's room
 }
 
 // add appends one row; the first row fixes the columns.
 func (t *multiTable) add(cols []col) {
 	if t.names == nil {
-		for _, c := range cols {
-			t.names, t.typs = append(t.names, c.name), append(t.typs, c.typ)
+		t.names, t.typs = make([]string, len(cols)), make([]string, len(cols))
+		for i, c := range cols {
+			t.names[i], t.typs[i] = c.name, c.typ
 		}
 		t.vals = make([][]*string, len(cols))
+		for i := range t.vals {
+			t.vals[i] = make([]*string, 0, t.rows)
+		}
 	}
 	for i, c := range cols {
 		t.vals[i] = append(t.vals[i], textOf(c.v))
@@ -116,20 +121,22 @@ type children struct {
 }
 
 func (k *children) add(p *writePlan) {
-	of := []col{{"of", "text", p.op.ID}}
+	of := col{"of", "text", p.op.ID}
+	row := func(cols []col) []col { return append(append(make([]col, 0, 1+len(cols)), of), cols...) }
 	if c := p.content; c != nil {
-		k.content.add(append(of, c.insert...)) // routeMulti: a new snapshot only
+		k.content.add(row(c.insert)) // routeMulti: a new snapshot only
 	}
 	if a := p.attempt; a != nil {
 		if a.insert != nil {
-			k.attempts.add(append(of, a.insert...))
+			k.attempts.add(row(a.insert))
 		} else {
 			k.attemptSet.rows = append(k.attemptSet.rows, a)
 			k.attemptSet.of = append(k.attemptSet.of, p.op.ID)
 		}
 	}
+	cols := make([]col, 0, len(auditTable)) // each event's in turn
 	for i := range p.events {
-		k.events.add(append(of, colsOf(auditTable, &p.events[i], identity)...))
+		k.events.add(appendCols(append(cols[:0], of), auditTable, &p.events[i], identity))
 	}
 }
 
@@ -144,6 +151,7 @@ type multiSet struct {
 // table is the rows as one multiTable: of, the key columns, then for each
 // column any row sets, its value and whether this row sets it.
 func (m *multiSet) table() (t multiTable, set []string) {
+	t.rows = len(m.rows)
 	seen := map[string]bool{}
 	var union []col
 	for _, r := range m.rows {
@@ -204,10 +212,11 @@ func (k *children) write(s *stmt) {
 // multiStatement writes plans (all creates or all updates, each operation
 // once, each routeMulti) in one statement, which returns the id of every
 // operation it wrote.
-func multiStatement(plans []writePlan) *stmt {
+func multiStatement(plans []*writePlan) *stmt {
 	s := &stmt{}
-	var ops multiTable
-	var kids children
+	ops := multiTable{rows: len(plans)}
+	kids := children{content: multiTable{rows: len(plans)}, attempts: multiTable{rows: len(plans)},
+		events: multiTable{rows: len(plans)}}
 	create := plans[0].create
 	// An update writes the columns any of its plans writes: one column
 	// list for every row, so a row whose value did not change sends it
@@ -219,19 +228,20 @@ func multiStatement(plans []writePlan) *stmt {
 		}
 	}
 	for i := range plans {
-		p := &plans[i]
+		p := plans[i]
 		if create {
 			// Whether the row's write is held for no twin, then the row.
-			ops.add(append([]col{{"no_twin", "boolean", p.noTwin}}, p.cols...))
+			ops.add(append(append(make([]col, 0, 1+len(p.cols)), col{"no_twin", "boolean", p.noTwin}), p.cols...))
 		} else {
 			// The guard's values (routeMulti: an update without a content
 			// snapshot, so the content version is always checked).
 			g := p.guard
-			cols := []col{{"id", "text", g.id}, {"from_version", "bigint", g.version},
-				{"from_content_version", "integer", g.contentVersion}, {"live", "boolean", g.liveLease}}
-			for _, c := range colsOf(opTable, &p.op, state) {
-				if written[c.name] {
-					cols = append(cols, c)
+			cols := append(make([]col, 0, 4+len(written)), col{"id", "text", g.id}, col{"from_version", "bigint", g.version},
+				col{"from_content_version", "integer", g.contentVersion}, col{"live", "boolean", g.liveLease})
+			// Only the columns written are read (and boxed) from the row.
+			for _, c := range opTable {
+				if c.class == state && written[c.name] {
+					cols = append(cols, col{c.name, c.typ, valueOf(c.field(&p.op))})
 				}
 			}
 			ops.add(cols)
