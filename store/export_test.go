@@ -241,3 +241,22 @@ func TableRows(s *Store, table string, less ...string) ([]string, error) {
 	err := s.db.Raw("SELECT (" + j + ")::text AS j FROM " + table + " t ORDER BY 1").Scan(&rows).Error
 	return rows, err
 }
+
+// RenderSingle renders the change as its single statement, as a flush of
+// it alone does: its text and its number of arguments.
+func RenderSingle(ch domain.Change, create bool) (string, int) {
+	r := &commitRequest{p: planOf(ch, create)}
+	st := singleStatement(r.p)
+	return st.sql.String(), len(st.args)
+}
+
+// RenderMulti renders the changes (all creates or all updates) as one
+// multi-row statement, as a flush of them together does.
+func RenderMulti(chs []domain.Change, create bool) (string, int) {
+	plans := make([]*writePlan, len(chs))
+	for i, ch := range chs {
+		plans[i] = (&commitRequest{p: planOf(ch, create)}).p
+	}
+	st := multiStatement(plans)
+	return st.sql.String(), len(st.args)
+}
