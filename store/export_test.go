@@ -225,7 +225,7 @@ func WriteVia(s *Store, via string, chs []domain.Change, create bool) ([]bool, [
 	multi := flushPart{multi: true, create: create}
 	turns := map[string]bool{}
 	for j, r := range batch {
-		turn := twinTurn(&r.p)
+		turn := twinTurn(r.p)
 		if r.p.route == routeMulti && (turn == "" || !turns[turn]) {
 			turns[turn] = true
 			multi.idx = append(multi.idx, j)
@@ -262,3 +262,30 @@ func QueuedWrites(s *Store) int { return len(s.commits.reqs) }
 // Every statement taken from the cache is checked against a fresh
 // rendering in this package's tests.
 func init() { verifyStatementCache = true }
+
+// VerifyStatementCache sets the cache's self-check and returns what puts
+// it back.
+func VerifyStatementCache(on bool) (restore func()) {
+	was := verifyStatementCache
+	verifyStatementCache = on
+	return func() { verifyStatementCache = was }
+}
+
+// RenderSingle renders the change as its single statement, as a flush of
+// it alone does: its text and its number of arguments.
+func RenderSingle(ch domain.Change, create bool) (string, int) {
+	r := &commitRequest{p: planOf(ch, create)}
+	st := singleStatement(r.p)
+	return st.query(), len(st.args)
+}
+
+// RenderMulti renders the changes (all creates or all updates) as one
+// multi-row statement, as a flush of them together does.
+func RenderMulti(chs []domain.Change, create bool) (string, int) {
+	plans := make([]*writePlan, len(chs))
+	for i, ch := range chs {
+		plans[i] = (&commitRequest{p: planOf(ch, create)}).p
+	}
+	st := multiStatement(plans)
+	return st.query(), len(st.args)
+}

@@ -46,36 +46,98 @@ func (s *stmt) query() string {
 	return s.sql.String()
 }
 
+// newStmt is a statement sized for about n parameters, so that neither its
+// text nor its arguments grow step by step while it is written.
+func newStmt(n int) *stmt {
+	s := &stmt{args: make([]any, 0, n)}
+	s.sql.Grow(256 + 36*n)
+	return s
+}
+
 // arg adds a parameter and returns its placeholder, cast to the type.
 func (s *stmt) arg(v any, typ string) string {
 	s.args = append(s.args, v)
 	return "$" + strconv.Itoa(len(s.args)) + "::" + typ
 }
 
+// put adds a parameter and writes its placeholder, cast to the type — the
+// text arg returns, written in place.
+func (s *stmt) put(v any, typ string) {
+	s.args = append(s.args, v)
+	var n [20]byte
+	s.sql.WriteByte('$')
+	s.sql.Write(strconv.AppendInt(n[:0], int64(len(s.args)), 10))
+	s.sql.WriteString("::")
+	s.sql.WriteString(typ)
+}
+
+// putCols adds the columns' values as parameters and writes their
+// placeholders separated by sep, each after "name = " when assign is set.
+func (s *stmt) putCols(cols []col, sep string, assign bool) {
+	for i, c := range cols {
+		if i > 0 {
+			s.sql.WriteString(sep)
+		}
+		if assign {
+			s.sql.WriteString(c.name)
+			s.sql.WriteString(" = ")
+		}
+		s.put(c.v, c.typ)
+	}
+}
+
+// putNames writes the columns' names, comma separated.
+func (s *stmt) putNames(cols []col) {
+	for i, c := range cols {
+		if i > 0 {
+			s.sql.WriteString(", ")
+		}
+		s.sql.WriteString(c.name)
+	}
+}
+
+// placeholder is the placeholder of the named column among cols, whose
+// first parameter was number first.
+func placeholder(cols []col, first int, name string) string {
+	for i, c := range cols {
+		if c.name == name {
+			return "$" + strconv.Itoa(first+i) + "::" + c.typ
+		}
+	}
+	panic("store: no column " + name + " in the plan") // a create writes every column
+}
+
+// params is how many parameters renderSingle sends for the plan.
+func (p *writePlan) params() int {
+	n := len(p.cols) + 3 + len(p.events)*len(auditTable)
+	for _, cw := range []*childWrite{p.content, p.attempt} {
+		if cw != nil {
+			n += len(cw.insert) + len(cw.key) + len(cw.set)
+		}
+	}
+	return n
+}
+
 // renderSingle renders the plan as one statement. It returns one row: the
 // number of operations written (0: the key exists, or the guard did not
-// match). singleStatement keeps its text by shape.
-func renderSingle(p writePlan) *stmt {
-	s := &stmt{}
+// match). The text is written straight into the statement, without the
+// pieces and joins of each list; singleStatement keeps it by shape.
+func renderSingle(p *writePlan) *stmt {
+	s := newStmt(p.params())
 	w := &s.sql
 	if p.create {
-		names, vals := make([]string, len(p.cols)), make([]string, len(p.cols))
-		at := map[string]string{}
-		for i, c := range p.cols {
-			names[i], vals[i] = c.name, s.arg(c.v, c.typ)
-			at[c.name] = vals[i]
-		}
-		where := ""
+		w.WriteString("WITH o AS (INSERT INTO operations (")
+		s.putNames(p.cols)
+		w.WriteString(") SELECT ")
+		s.putCols(p.cols, ", ", false)
 		if p.noTwin {
-			where = " WHERE " + noTwinSQL(at["namespace"], at["fingerprint"], at["key"])
+			w.WriteString(" WHERE " + noTwinSQL(placeholder(p.cols, 1, "namespace"), placeholder(p.cols, 1, "fingerprint"),
+				placeholder(p.cols, 1, "key")))
 		}
-		w.WriteString("WITH o AS (INSERT INTO operations (" + strings.Join(names, ", ") + ") SELECT " +
-			strings.Join(vals, ", ") + where + " ON CONFLICT DO NOTHING RETURNING id)")
+		w.WriteString(" ON CONFLICT DO NOTHING RETURNING id)")
 	} else {
-		set := make([]string, len(p.cols))
-		for i, c := range p.cols {
-			set[i] = c.name + " = " + s.arg(c.v, c.typ)
-		}
+		w.WriteString("WITH o AS (UPDATE operations SET ")
+		s.putCols(p.cols, ", ", true)
 		g := p.guard
 		cv, live := "", ""
 		if g.checkContent {
@@ -84,23 +146,21 @@ func renderSingle(p writePlan) *stmt {
 		if g.liveLease {
 			live = "true"
 		}
-		w.WriteString("WITH o AS (UPDATE operations SET " + strings.Join(set, ", ") + " WHERE " +
-			guardSQL("", s.arg(g.id, "text"), s.arg(g.version, "bigint"), cv, live) + " RETURNING id)")
+		w.WriteString(" WHERE " + guardSQL("", s.arg(g.id, "text"), s.arg(g.version, "bigint"), cv, live) + " RETURNING id)")
 	}
 	singleChild(s, "c", "content_versions", p.content)
 	singleChild(s, "a", "attempts", p.attempt)
 	if len(p.events) > 0 {
 		w.WriteString(", e AS (INSERT INTO audit_events (" + auditInsertColumns + ") SELECT v.* FROM o, (VALUES ")
+		cols := make([]col, 0, len(auditTable)) // each event's in turn
 		for i := range p.events {
 			if i > 0 {
 				w.WriteString(", ")
 			}
-			cols := colsOf(auditTable, &p.events[i], identity)
-			vals := make([]string, len(cols))
-			for j, c := range cols {
-				vals[j] = s.arg(c.v, c.typ)
-			}
-			w.WriteString("(" + strings.Join(vals, ", ") + ")")
+			w.WriteString("(")
+			cols = appendCols(cols[:0], auditTable, &p.events[i], identity)
+			s.putCols(cols, ", ", false)
+			w.WriteString(")")
 		}
 		w.WriteString(") AS v (" + auditInsertColumns + "))")
 	}
@@ -115,28 +175,24 @@ func singleChild(s *stmt, name, table string, cw *childWrite) {
 	if cw == nil {
 		return
 	}
+	w := &s.sql
 	if cols := cw.insert; cols != nil {
-		names, vals := make([]string, len(cols)), make([]string, len(cols))
-		for i, c := range cols {
-			names[i], vals[i] = c.name, s.arg(c.v, c.typ)
-		}
-		s.sql.WriteString(", " + name + " AS (INSERT INTO " + table + " (" + strings.Join(names, ", ") + ") SELECT " +
-			strings.Join(vals, ", ") + " FROM o)")
+		w.WriteString(", " + name + " AS (INSERT INTO " + table + " (")
+		s.putNames(cols)
+		w.WriteString(") SELECT ")
+		s.putCols(cols, ", ", false)
+		w.WriteString(" FROM o)")
 		return
 	}
-	set, where := make([]string, len(cw.set)), make([]string, len(cw.key))
-	for i, c := range cw.set {
-		set[i] = c.name + " = " + s.arg(c.v, c.typ)
-	}
-	for i, c := range cw.key {
-		where[i] = c.name + " = " + s.arg(c.v, c.typ)
-	}
-	s.sql.WriteString(", " + name + " AS (UPDATE " + table + " SET " + strings.Join(set, ", ") + " WHERE " +
-		strings.Join(where, " AND ") + " AND EXISTS (SELECT 1 FROM o))")
+	w.WriteString(", " + name + " AS (UPDATE " + table + " SET ")
+	s.putCols(cw.set, ", ", true)
+	w.WriteString(" WHERE ")
+	s.putCols(cw.key, " AND ", true)
+	w.WriteString(" AND EXISTS (SELECT 1 FROM o))")
 }
 
 // applyFast is Apply in one statement.
-func (s *Store) applyFast(ctx context.Context, p writePlan) error {
+func (s *Store) applyFast(ctx context.Context, p *writePlan) error {
 	n, err := s.commits.write(ctx, p)
 	if err != nil {
 		return err
@@ -148,7 +204,7 @@ func (s *Store) applyFast(ctx context.Context, p writePlan) error {
 }
 
 // createFast is Create in one statement; false when the key exists.
-func (s *Store) createFast(ctx context.Context, p writePlan) (bool, error) {
+func (s *Store) createFast(ctx context.Context, p *writePlan) (bool, error) {
 	n, err := s.commits.write(ctx, p)
 	if err != nil {
 		return false, err

@@ -86,7 +86,7 @@ const (
 )
 
 type commitRequest struct {
-	p    writePlan
+	p    *writePlan
 	done chan commitResult // buffered: a writer never waits for a caller
 }
 
@@ -127,7 +127,7 @@ func (c *committer) close() {
 }
 
 // write commits the plan and returns how many operations it wrote.
-func (c *committer) write(ctx context.Context, p writePlan) (int64, error) {
+func (c *committer) write(ctx context.Context, p *writePlan) (int64, error) {
 	r := &commitRequest{p: p, done: make(chan commitResult, 1)}
 	select {
 	case c.reqs <- r:
@@ -216,7 +216,7 @@ func (c *committer) flush(batch []*commitRequest) {
 func (c *committer) together(ctx context.Context, batch []*commitRequest, parts []flushPart) ([]int64, error) {
 	plans := make([]*writePlan, len(batch))
 	for i, r := range batch {
-		plans[i] = &r.p
+		plans[i] = r.p
 	}
 	b := &pgx.Batch{}
 	opening, args := flushOpening(plans...)
@@ -224,7 +224,7 @@ func (c *committer) together(ctx context.Context, batch []*commitRequest, parts 
 	for _, p := range parts {
 		var st *stmt
 		if p.multi {
-			plans := make([]writePlan, len(p.idx))
+			plans := make([]*writePlan, len(p.idx))
 			for j, i := range p.idx {
 				plans[j] = batch[i].p
 			}
@@ -285,7 +285,7 @@ func readPart(br pgx.BatchResults, p flushPart, batch []*commitRequest, ns []int
 func (c *committer) alone(ctx context.Context, r *commitRequest) {
 	st := singleStatement(r.p)
 	b := &pgx.Batch{}
-	opening, args := flushOpening(&r.p)
+	opening, args := flushOpening(r.p)
 	b.Queue(opening, args...)
 	b.Queue(st.query(), st.args...)
 	br := c.pool.SendBatch(ctx, b)

@@ -77,20 +77,22 @@ type children struct {
 }
 
 func (k *children) add(p *writePlan) {
-	of := []col{{"of", "text", p.op.ID}}
+	of := col{"of", "text", p.op.ID}
+	row := func(cols []col) []col { return append(append(make([]col, 0, 1+len(cols)), of), cols...) }
 	if c := p.content; c != nil {
-		k.content.add(append(of, c.insert...)) // routeMulti: a new snapshot only
+		k.content.add(row(c.insert)) // routeMulti: a new snapshot only
 	}
 	if a := p.attempt; a != nil {
 		if a.insert != nil {
-			k.attempts.add(append(of, a.insert...))
+			k.attempts.add(row(a.insert))
 		} else {
 			k.attemptSet.rows = append(k.attemptSet.rows, a)
 			k.attemptSet.of = append(k.attemptSet.of, p.op.ID)
 		}
 	}
+	cols := make([]col, 0, len(auditTable)) // each event's in turn
 	for i := range p.events {
-		k.events.add(append(of, colsOf(auditTable, &p.events[i], identity)...))
+		k.events.add(appendCols(append(cols[:0], of), auditTable, &p.events[i], identity))
 	}
 }
 
@@ -168,7 +170,7 @@ func (k *children) write(s *stmt, aset *multiTable, setCols []string) {
 // operation it wrote. Its text is rendered once per shape, as a single
 // statement's is (stmtcache.go): the tables' columns decide it, the
 // arrays of values are its arguments.
-func multiStatement(plans []writePlan) *stmt {
+func multiStatement(plans []*writePlan) *stmt {
 	ops := multiTable{rows: len(plans)}
 	kids := children{content: multiTable{rows: len(plans)}, attempts: multiTable{rows: len(plans)},
 		events: multiTable{rows: 2 * len(plans)}}
@@ -183,19 +185,20 @@ func multiStatement(plans []writePlan) *stmt {
 		}
 	}
 	for i := range plans {
-		p := &plans[i]
+		p := plans[i]
 		if create {
 			// Whether the row's write is held for no twin, then the row.
-			ops.add(append([]col{{"no_twin", "boolean", p.noTwin}}, p.cols...))
+			ops.add(append(append(make([]col, 0, 1+len(p.cols)), col{"no_twin", "boolean", p.noTwin}), p.cols...))
 		} else {
 			// The guard's values (routeMulti: an update without a content
 			// snapshot, so the content version is always checked).
 			g := p.guard
-			cols := []col{{"id", "text", g.id}, {"from_version", "bigint", g.version},
-				{"from_content_version", "integer", g.contentVersion}, {"live", "boolean", g.liveLease}}
-			for _, c := range colsOf(opTable, &p.op, state) {
-				if written[c.name] {
-					cols = append(cols, c)
+			cols := append(make([]col, 0, 4+len(written)), col{"id", "text", g.id}, col{"from_version", "bigint", g.version},
+				col{"from_content_version", "integer", g.contentVersion}, col{"live", "boolean", g.liveLease})
+			// Only the columns written are read (and boxed) from the row.
+			for _, c := range opTable {
+				if c.class == state && written[c.name] {
+					cols = append(cols, col{c.name, c.typ, valueOf(c.field(&p.op))})
 				}
 			}
 			ops.add(cols)
@@ -303,7 +306,7 @@ func planFlush(batch []*commitRequest) []flushPart {
 		if r.p.create {
 			keys = append(keys, "key\x00"+op.Namespace+"\x00"+op.Key)
 		}
-		if k := twinTurn(&r.p); k != "" {
+		if k := twinTurn(r.p); k != "" {
 			keys = append(keys, k)
 		}
 		dup := false

@@ -76,7 +76,7 @@ func (s *Store) apply(ctx context.Context, ch domain.Change) error {
 // A guard that needs a live lease needs PostgreSQL's clock; only
 // PostgreSQL's store decides such changes (SQLite has no lease cache), so
 // elsewhere one is refused rather than written unchecked.
-func writeTx(tx *gorm.DB, p writePlan) (bool, error) {
+func writeTx(tx *gorm.DB, p *writePlan) (bool, error) {
 	row := p.op
 	if p.create {
 		if p.noTwin {
@@ -153,7 +153,7 @@ func writeTx(tx *gorm.DB, p writePlan) (bool, error) {
 		}
 	}
 	if p.superseded != nil {
-		if _, err := writeTx(tx, *p.superseded); err != nil {
+		if _, err := writeTx(tx, p.superseded); err != nil {
 			return false, err
 		}
 	}

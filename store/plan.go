@@ -81,13 +81,16 @@ type childWrite struct {
 }
 
 // planCreate is the plan of a change that registers a new operation.
-func planCreate(ch domain.Change) writePlan { return planOf(ch, true) }
+func planCreate(ch domain.Change) *writePlan { return planOf(ch, true) }
 
 // planChange is the plan of a change of an existing operation.
-func planChange(ch domain.Change) writePlan { return planOf(ch, false) }
+func planChange(ch domain.Change) *writePlan { return planOf(ch, false) }
 
-func planOf(ch domain.Change, create bool) writePlan {
-	p := writePlan{create: create, op: toOperationRow(ch.Op)}
+// planOf allocates the plan once: the renderers and the committer's
+// request share it by pointer (a plan holds a whole operation row, and
+// copying it at every hand-over was a cost on every write).
+func planOf(ch domain.Change, create bool) *writePlan {
+	p := &writePlan{create: create, op: toOperationRow(ch.Op)}
 	if create {
 		p.cols = colsOf(opTable, &p.op, identity, content, state)
 		p.noTwin = ch.NoOpenTwin
@@ -102,16 +105,18 @@ func planOf(ch domain.Change, create bool) writePlan {
 	if c := ch.Content; c != nil {
 		p.content = contentPlan(*c)
 	}
-	for _, e := range ch.Events {
-		p.events = append(p.events, toAuditRow(e))
+	if len(ch.Events) > 0 {
+		p.events = make([]auditRow, len(ch.Events))
+		for i, e := range ch.Events {
+			p.events[i] = toAuditRow(e)
+		}
 	}
 	for _, n := range ch.Notifications {
 		p.outbox = append(p.outbox, toNotificationRow(n))
 	}
 	p.incidentEntry, p.incidentExit = ch.IncidentEntry, ch.IncidentExit
 	if orig := ch.Superseded; orig != nil {
-		sp := planChange(*orig)
-		p.superseded = &sp
+		p.superseded = planChange(*orig)
 	}
 	p.route = routeOf(ch, create)
 	return p

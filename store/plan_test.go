@@ -109,7 +109,7 @@ func TestPlan_everyTransition(t *testing.T) {
 		{name: "register superseding", ch: again, create: true, route: routeTx, content: "insert"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var p writePlan
+			var p *writePlan
 			if c.create {
 				p = planCreate(c.ch)
 			} else {
@@ -157,7 +157,7 @@ func childSummary(w *childWrite) string {
 }
 
 // checkCreate: an insert writes every column but the read-only ones.
-func checkCreate(t *testing.T, p writePlan) {
+func checkCreate(t *testing.T, p *writePlan) {
 	t.Helper()
 	var want []string
 	for _, c := range opTable {
@@ -174,7 +174,7 @@ func checkCreate(t *testing.T, p writePlan) {
 // unless a snapshot comes with the change, and the lease when decided on
 // the cache; the columns written are exactly the state columns that
 // changed, and the content columns with a snapshot only.
-func checkUpdate(t *testing.T, ch domain.Change, p writePlan) {
+func checkUpdate(t *testing.T, ch domain.Change, p *writePlan) {
 	t.Helper()
 	g := p.guard
 	if g.id != ch.Op.ID || g.version != ch.FromVersion || g.checkContent != (ch.Content == nil) ||

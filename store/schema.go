@@ -208,16 +208,33 @@ func columnNames[R any](t []column[R], classes ...colClass) string {
 // colsOf is r's values of the table's columns of the classes, in the
 // table's order.
 func colsOf[R any](t []column[R], r *R, classes ...colClass) []col {
-	out := make([]col, 0, len(t))
+	n := 0
 	for _, c := range t {
-		for _, k := range classes {
-			if c.class == k {
-				out = append(out, col{c.name, c.typ, valueOf(c.field(r))})
-				break
-			}
+		if c.class.in(classes) {
+			n++
 		}
 	}
-	return out
+	return appendCols(make([]col, 0, n), t, r, classes...)
+}
+
+// appendCols is colsOf appended to dst, for a row whose first columns are
+// not the table's (the multi-row statement's "of").
+func appendCols[R any](dst []col, t []column[R], r *R, classes ...colClass) []col {
+	for _, c := range t {
+		if c.class.in(classes) {
+			dst = append(dst, col{c.name, c.typ, valueOf(c.field(r))})
+		}
+	}
+	return dst
+}
+
+func (k colClass) in(classes []colClass) bool {
+	for _, c := range classes {
+		if c == k {
+			return true
+		}
+	}
+	return false
 }
 
 // pick is r's values of the named columns, in the order named.

@@ -50,16 +50,16 @@ func (c *statementCache) put(key []byte, sql string) {
 
 // singleStatement renders the plan as one statement (renderSingle), its
 // text from the cache when its shape was rendered before.
-func singleStatement(p writePlan) *stmt {
+func singleStatement(p *writePlan) *stmt {
 	var buf [512]byte
-	key := singleShape(buf[:0], &p)
+	key := singleShape(buf[:0], p)
 	sql, ok := singleSQL.get(key)
 	if !ok {
 		s := renderSingle(p)
 		singleSQL.put(key, s.sql.String())
 		return s
 	}
-	s := &stmt{text: sql, args: singleArgs(&p)}
+	s := &stmt{text: sql, args: singleArgs(p)}
 	if verifyStatementCache {
 		verifyCached(key, s, renderSingle(p))
 	}

@@ -26,7 +26,8 @@ func TestStatementCache_shapes(t *testing.T) {
 		{cols: cols, guard: casGuard{id: "op_1", version: 2}, events: make([]auditRow, 2)},
 	}
 	for range 2 { // the second time round, every text comes from the cache
-		for i, p := range plans {
+		for i := range plans {
+			p := &plans[i]
 			got := singleStatement(p)
 			if want := renderSingle(p); got.query() != want.sql.String() {
 				t.Fatalf("plan %d: %s\nwant %s", i, got.query(), want.sql.String())
