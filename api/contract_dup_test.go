@@ -309,7 +309,7 @@ func TestContract_ProviderKeyPerContentVersion(t *testing.T) {
 	// revision approved meanwhile must not go out under that key (the
 	// provider would answer v1's result) nor under a new one (v1 may have
 	// run): it waits for a person.
-	op, tok = sent("evt_6:mail", map[string]any{"text": "v1"})
+	op, tok = sent("evt_6:mail", map[string]any{"text": "v1 of another mail"}) // evt_5 with v1 is still open: a twin
 	oldKey = op["provider_key"]
 	doubt := x.do("POST", opPath(op, "settle"), x.tok, map[string]any{"lease_token": tok, "outcome": "unknown_outcome",
 		"error": map[string]any{"class": "timeout", "message": "read timeout"}}).ok(200)

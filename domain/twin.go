@@ -10,11 +10,23 @@ import (
 // look like a second order to the provider. It waits for a person, who may
 // approve it as a deliberate second execution. The same holds for an
 // operation that supersedes one that was ever sent.
+//
+// Open means on its way to the provider or back from it (TwinStates): a
+// twin that is still queued, claimed or waiting for a retry will run as
+// surely as one in doubt may have. Checking only twins in doubt let two
+// registrations of one content both wait for their begin — the three-call
+// form, or a queue — and then both execute. An operation awaiting approval
+// is not open: it runs only when a person decides, and a person deciding a
+// held twin sees its twin beside it.
+
+// TwinStates are the states in which an operation is an open twin of a
+// registration of its type and content under another key.
+var TwinStates = []State{Received, Processing, ActionPending, UnknownOutcome, FailedRetryable, FailedTerminal}
 
 // The codes of a registration held for a person's approval.
 const (
-	// CodeTwinUnresolved: the same content under another key is
-	// action_pending, unknown_outcome or failed_terminal.
+	// CodeTwinUnresolved: the same content under another key is open
+	// (TwinStates).
 	CodeTwinUnresolved = "twin_unresolved"
 	// CodeSupersedesSent: the superseded operation was sent to the
 	// provider, so this one may be its second execution.

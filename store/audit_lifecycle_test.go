@@ -41,3 +41,28 @@ func TestLifecycleActions_areTheIndexPredicate(t *testing.T) {
 		t.Errorf("notLifecycle is %s, lifecycleActions make %s", notLifecycle, want)
 	}
 }
+
+// The twin check reads operations_twins only if it spells the index's
+// predicate: the open states the store writes must be the last migration's
+// that made the index, in both dialects.
+func TestTwinStates_areTheIndexPredicate(t *testing.T) {
+	for _, dialect := range []string{"postgres", "sqlite"} {
+		fsys, err := migrations.For(dialect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, _ := fs.Glob(fsys, "*.sql")
+		slices.Sort(names)
+		last, up := "", ""
+		for _, n := range names {
+			b, _ := fs.ReadFile(fsys, n)
+			s, _, _ := strings.Cut(string(b), "-- +goose Down")
+			if strings.Contains(s, "CREATE INDEX operations_twins") {
+				last, up = n, s
+			}
+		}
+		if !strings.Contains(up, "WHERE state IN "+twinStatesSQL+";") {
+			t.Errorf("%s %s: the twins' index is not over the states %s", dialect, last, twinStatesSQL)
+		}
+	}
+}

@@ -389,7 +389,7 @@ func (m *ledgerModel) begin(t *rapid.T) {
 }
 
 // openTwins names the operations of other keys in the namespace with the
-// same type and content whose outcome is open — as the database holds
+// same type and content that are open (domain.TwinStates) — as the database holds
 // them, compared here, not asked of the store's Twin.
 func (m *ledgerModel) openTwins(t *rapid.T, key, typ, content string) []string {
 	canon, err := domain.CanonicalObject(json.RawMessage(content))
@@ -405,7 +405,7 @@ func (m *ledgerModel) openTwins(t *rapid.T, key, typ, content string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		open := op.State == domain.ActionPending || op.State == domain.UnknownOutcome || op.State == domain.FailedTerminal
+		open := slices.Contains(domain.TwinStates, op.State)
 		if open && op.Type == typ && op.Fingerprint == domain.Fingerprint(typ, canon) {
 			twins = append(twins, op.ID)
 		}

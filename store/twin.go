@@ -3,24 +3,34 @@ package store
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/opshandoff/handoff/domain"
 )
 
-// twinWhere finds a twin among the states whose outcome is still open
-// (action_pending, unknown_outcome, failed_terminal): a registration of the
-// same content under another key waits for a person while one of its twins
-// is in them. The partial index operations_twins (migration 00014) holds
-// exactly these rows, and the condition names them as literals, word for
-// word its predicate: with parameters instead, a generic plan cannot prove
-// the predicate and walks the namespace's rows on every registration.
-// With the alias x ("x."), the twin of the row whose namespace,
-// fingerprint and key are ns, fp and key (SQL).
+// twinWhere finds a twin among the open states (domain.TwinStates): a
+// registration of the same content under another key waits for a person
+// while one of its twins is in them. The partial index operations_twins
+// (migration 00024) holds exactly these rows, and the condition names them
+// as literals, word for word its predicate (twinStatesSQL; a test checks
+// it against the migration): with parameters instead, a generic plan
+// cannot prove the predicate and walks the namespace's rows on every
+// registration. With the alias x ("x."), the twin of the row whose
+// namespace, fingerprint and key are ns, fp and key (SQL).
 func twinWhere(x, ns, fp, key string) string {
 	return x + "namespace = " + ns + " AND " + x + "fingerprint = " + fp + " AND " +
-		x + "state IN ('action_pending', 'unknown_outcome', 'failed_terminal') AND " + x + "key <> " + key
+		x + "state IN " + twinStatesSQL + " AND " + x + "key <> " + key
 }
+
+// twinStatesSQL is domain.TwinStates as an SQL list of literals.
+var twinStatesSQL = func() string {
+	names := make([]string, len(domain.TwinStates))
+	for i, st := range domain.TwinStates {
+		names[i] = "'" + st.String() + "'"
+	}
+	return "(" + strings.Join(names, ", ") + ")"
+}()
 
 // noTwinSQL is the condition of a registration's write that is held for
 // no twin (domain.Change.NoOpenTwin): the write itself looks, as a nested

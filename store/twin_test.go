@@ -49,3 +49,55 @@ func TestRegister_twinFoundByTheWrite(t *testing.T) {
 		t.Fatalf("after the twin completed: %s %+v", after.Operation.State, after.Operation.LastError)
 	}
 }
+
+// TestRegister_twinWaitingForItsBegin: a twin is open before it begins.
+// Two registrations of one content under different keys — the first only
+// queued, or claimed for a begin of its own (the three-call form) — do not
+// both execute: the second is held naming the first, without a claim, and
+// stays held when the first begins and completes.
+func TestRegister_twinWaitingForItsBegin(t *testing.T) {
+	ctx := context.Background()
+	l := domain.NewLedger(storetest.New(t), testCards())
+	for _, c := range []struct {
+		name  string
+		claim *domain.Claim
+		state domain.State
+	}{{"queued", nil, domain.Received}, {"claimed", &domain.Claim{Worker: "w1"}, domain.Processing}} {
+		content := json.RawMessage(`{"title":"twin before begin","owner":"` + c.name + `"}`)
+		register := func(key string) domain.RegisterResult {
+			t.Helper()
+			res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create", Content: content, Claim: c.claim})
+			if err != nil || !res.Created {
+				t.Fatalf("register %s: %+v %v", key, res, err)
+			}
+			return res
+		}
+		first := register("evt_" + c.name + ":a")
+		if first.Operation.State != c.state {
+			t.Fatalf("%s: the first is %s", c.name, first.Operation.State)
+		}
+		held := register("evt_" + c.name + ":b")
+		if op := held.Operation; op.State != domain.AwaitingApproval || held.Claim != nil || op.LastError == nil ||
+			op.LastError.Code != domain.CodeTwinUnresolved || !strings.Contains(op.LastError.Message, first.Operation.ID) {
+			t.Fatalf("%s: the twin of a %s operation: %s %+v, claim %v", c.name, c.state, op.State, op.LastError, held.Claim)
+		}
+		lease := first.Claim
+		if lease == nil {
+			cl, err := l.Claim(ctx, wf, first.Operation.ID, domain.Claim{Worker: "w1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lease = &cl
+		}
+		if _, err := l.Begin(ctx, wf, first.Operation.ID, domain.Begin{LeaseToken: lease.Lease.Token}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Settle(ctx, wf, first.Operation.ID, domain.Settle{LeaseToken: lease.Lease.Token,
+			Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "crm_" + c.name}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Claim(ctx, wf, held.Operation.ID, domain.Claim{Worker: "w2"}); domain.ErrorCode(err) != domain.ENotClaimable {
+			t.Fatalf("%s: the held twin was claimable after its twin ran: %v", c.name, err)
+		}
+	}
+}
