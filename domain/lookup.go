@@ -199,6 +199,7 @@ func decideConcludeLookup(op Operation, c ConcludeLookup, env Env) (Change, erro
 		applyRetryLimits(&ch, env, 0)
 		d["provider_key"] = op.ProviderKey
 		ch.Events[0].Detail = detail(d)
+		renewAfterNotFound(&ch, op, env)
 		return ch, nil
 	default:
 		ch := begin(op, env, UnknownOutcome, ActionLookupInconclusive)

@@ -318,7 +318,7 @@ func (m *machine) record(t *rapid.T, before domain.Operation, cmd domain.Command
 	if n.ProviderKey != m.providerKey {
 		last := ch.Events[len(ch.Events)-1]
 		if last.Action != "provider_key_changed" || n.ProviderKey != domain.ProviderKeyForVersion(m.first.ProviderKey, n.ContentVersion) ||
-			n.ProviderKeyFirstSentAt != nil || n.State != domain.Received {
+			n.ProviderKeyFirstSentAt != nil || (n.State != domain.Received && n.State != domain.FailedRetryable) {
 			t.Fatalf("%T changed the provider key %s → %s without its own event (last %s) or to another key than v%d's",
 				cmd, m.providerKey, n.ProviderKey, last.Action, n.ContentVersion)
 		}

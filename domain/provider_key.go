@@ -52,17 +52,19 @@ func sendInDoubt(op Operation) bool {
 }
 
 // renewProviderKey is the follow-up of a change that lets a revised content
-// run (state received): when its provider key was spent on another
-// version, the revision gets its own key, recorded as an event of its own
-// so the timeline shows the change and why. The earlier send is known not
-// to have executed on every path here: an approval in doubt waits instead
-// (holdRevision), and a person's confirm_not_executed proves it.
+// run (state received, or failed_retryable when the next claim retries
+// it): when its provider key was spent on another version, the revision
+// gets its own key, recorded as an event of its own so the timeline shows
+// the change and why. The earlier send is known not to have executed on
+// every path here: an approval in doubt waits instead (holdRevision), and
+// a person's confirm_not_executed or an authoritative not-found (a
+// reconcile, a lookup) proves it.
 func renewProviderKey(ch *Change, env Env, why string) {
-	if ch.Op.State != Received || !keySpent(ch.Op, env.Card) {
+	if (ch.Op.State != Received && ch.Op.State != FailedRetryable) || !keySpent(ch.Op, env.Card) {
 		return
 	}
 	old := ch.Op.ProviderKey
-	next := begin(ch.Op, env, Received, "provider_key_changed")
+	next := begin(ch.Op, env, ch.Op.State, "provider_key_changed")
 	n := &next.Op
 	n.ProviderKey = ProviderKeyForVersion(firstKeyOf(ch.Op), ch.Op.ContentVersion)
 	n.ProviderKeyFirstSentAt, n.ProviderKeySentVersion = nil, 0
@@ -71,6 +73,14 @@ func renewProviderKey(ch *Change, env Env, why string) {
 		"content_version": ch.Op.ContentVersion, "provider_idempotency": env.Card.ProviderIdempotency.String()})
 	ch.Op = next.Op
 	ch.Events = append(ch.Events, next.Events...)
+}
+
+// renewAfterNotFound renews the key of a revision held while its earlier
+// send was in doubt, once the provider answered authoritatively that the
+// earlier send did not execute: the retry that follows sends the revision.
+func renewAfterNotFound(ch *Change, before Operation, env Env) {
+	renewProviderKey(ch, env, fmt.Sprintf("the provider has no record of content version %d, sent under the old provider key: it did not execute",
+		before.ProviderKeySentVersion))
 }
 
 // firstKeyOf is the provider key of op's content version 1. A key renewed

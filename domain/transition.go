@@ -481,6 +481,7 @@ func decideReconcile(op Operation, c Reconcile, env Env) (Change, error) {
 			applyRetryLimits(&ch, env, 0)
 		}
 		ch.Events[0].Detail = detail(map[string]any{"found": false, "authoritative": true, "evidence": c.Evidence})
+		renewAfterNotFound(&ch, op, env)
 		return ch, nil
 	default:
 		ch := begin(op, env, UnknownOutcome, "reconcile_inconclusive")
