@@ -3,6 +3,7 @@ package domain
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -59,39 +60,39 @@ func (l *Ledger) Register(ctx context.Context, actor Actor, r Registration) (Reg
 	if err != nil {
 		return RegisterResult{}, err
 	}
-	// A twin is looked for by the write itself (Change.NoOpenTwin) where
-	// that is the only hold there can be; a write refused for one is
-	// decided again: held with the twin named or, when the twin has left
-	// its open state since, written again under the same condition, so
-	// that a registration racing this one still meets it.
-	twinInWrite := !loop && !card.TwinsAllowed && r.Supersedes == ""
-	if !loop && !twinInWrite {
+	// A twin is looked for by the write itself (Change.NoOpenTwin), in
+	// its turn: a hold decided before the write (a supersedes link's, or
+	// none) is only a first answer. A write refused for a twin is decided
+	// again: held with the twin named or, when the twin has left its open
+	// state since, written again under the same condition, so that a
+	// registration racing this one still meets it.
+	twinInWrite := !loop && !card.TwinsAllowed
+	if !loop && r.Supersedes != "" {
 		if r.held, err = l.hold(ctx, r, card, content); err != nil {
 			return RegisterResult{}, err
 		}
 	}
 	env := l.env(ctx, card, actor, l.Now())
-	ch, err := NewOperation(r, content, loop, env)
-	if err != nil {
-		return RegisterResult{}, err
-	}
-	ch.NoOpenTwin = twinInWrite
-	op, created, err := l.create(ctx, r, ch, env)
-	for range maxConflictRetries {
-		if !twinInWrite || ErrorCode(err) != EConflict {
-			break
-		}
-		if r.held, err = l.hold(ctx, r, card, content); err != nil {
-			return RegisterResult{}, err
+	var ch Change
+	var op Operation
+	var created bool
+	for try := 0; ; try++ {
+		if try > 0 {
+			if r.held, err = l.hold(ctx, r, card, content); err != nil {
+				return RegisterResult{}, err
+			}
 		}
 		if ch, err = NewOperation(r, content, loop, env); err != nil {
 			return RegisterResult{}, err
 		}
-		ch.NoOpenTwin = r.held == nil
+		ch.NoOpenTwin = twinInWrite && r.held == nil
 		op, created, err = l.create(ctx, r, ch, env)
-	}
-	if twinInWrite && ErrorCode(err) == EConflict {
-		return RegisterResult{}, Errorf(EUnavailable, "operations with the same type and content are changing too fast; try again")
+		if !errors.Is(err, ErrOpenTwin) {
+			break
+		}
+		if try == maxConflictRetries {
+			return RegisterResult{}, Errorf(EUnavailable, "operations with the same type and content are changing too fast; try again")
+		}
 	}
 	if err != nil {
 		return RegisterResult{}, err
@@ -188,8 +189,8 @@ func (l *Ledger) create(ctx context.Context, r Registration, ch Change, env Env)
 		}
 		ch.Superseded = &link
 		op, created, err := l.Store.Create(ctx, ch)
-		if ErrorCode(err) == EConflict {
-			continue
+		if ErrorCode(err) == EConflict && !errors.Is(err, ErrOpenTwin) {
+			continue // the original moved: decide the link again
 		}
 		return op, created, err
 	}

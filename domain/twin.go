@@ -2,6 +2,7 @@ package domain
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -32,6 +33,12 @@ const (
 	// provider, so this one may be its second execution.
 	CodeSupersedesSent = "supersedes_sent"
 )
+
+// ErrOpenTwin is why a store refuses a new operation written on the
+// condition that no twin is open (Change.NoOpenTwin) when one is: an
+// EConflict wrapping it, which the Ledger answers by deciding the hold
+// again rather than as any other conflict of the write.
+var ErrOpenTwin = errors.New("an operation with the same type and content is open under another key")
 
 // heldForSecondExecution reports whether op waits for an approval that
 // would make it a deliberate second execution.

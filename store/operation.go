@@ -41,7 +41,7 @@ func (s *Store) create(ctx context.Context, ch domain.Change) (domain.Operation,
 	op, _, err := s.LoadByKey(ctx, ch.Op.Namespace, ch.Op.Key)
 	if p.noTwin && domain.ErrorCode(err) == domain.ENotFound {
 		// Not written, and the key is free: the write found a twin.
-		return domain.Operation{}, false, domain.Errorf(domain.EConflict, "an operation with the same type and content is open under another key")
+		return domain.Operation{}, false, domain.Wrap(domain.EConflict, domain.ErrOpenTwin, domain.ErrOpenTwin.Error())
 	}
 	return op, false, err
 }

@@ -373,3 +373,51 @@ func TestRegister_twinSettledMeanwhileWrittenUnderTheCondition(t *testing.T) {
 		t.Fatalf("the registration's writes were held for no open twin %v, want both", noTwins)
 	}
 }
+
+// TestRegister_supersedesRacesATwin: a registration that supersedes a
+// cancelled operation and plain registrations of its content under other
+// keys arrive at once. The supersedes registration looks for a twin like
+// any other, in its own write and in its turn: one of them runs, every
+// other is held naming it.
+func TestRegister_supersedesRacesATwin(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	l := domain.NewLedger(st, testCards())
+	for round := range 3 * raceRounds {
+		orig, err := l.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("orig-%d", round), Type: "coupon.issue",
+			Content: json.RawMessage(fmt.Sprintf(`{"n":%d}`, round))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Reject(ctx, approver, orig.Operation.ID, domain.Reject{ContentVersion: 1, Reason: "no"}); err != nil {
+			t.Fatal(err)
+		}
+		content := json.RawMessage(fmt.Sprintf(`{"title":"replacement %d","owner":"u_1"}`, round))
+		res := make([]domain.RegisterResult, racers)
+		errs := make([]error, racers)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range racers {
+			r := domain.Registration{Key: fmt.Sprintf("evt_repl%d:%d", round, i), Type: "crm.task.create", Content: content,
+				Claim: &domain.Claim{Worker: "w1", Begin: true}}
+			if i == 0 {
+				r.Supersedes = orig.Operation.ID
+			}
+			wg.Go(func() {
+				<-start
+				res[i], errs[i] = l.Register(ctx, wf, r)
+			})
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil || !res[i].Created {
+				t.Fatalf("round %d: register %d: %+v %v", round, i, res[i], err)
+			}
+		}
+		checkOneRuns(t, round, res)
+		if got, _, err := st.Load(ctx, "", orig.Operation.ID); err != nil || got.SupersededBy != res[0].Operation.ID {
+			t.Fatalf("round %d: the original is superseded by %q, want %s (%v)", round, got.SupersededBy, res[0].Operation.ID, err)
+		}
+	}
+}
