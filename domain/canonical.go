@@ -405,33 +405,58 @@ func canonNumber(n json.Number) (string, error) {
 	return mant + "e" + sign + digits, nil
 }
 
+// writeCanonString writes s as a JSON string the way RFC 8785 does: the
+// two-character escapes, \u00XX for the other control characters, every
+// other character as itself — and an invalid UTF-8 byte as U+FFFD, as
+// ranging over the string decodes it. Runs of characters that need no
+// escape are copied whole: every audit event's hash writes its strings
+// through here.
 func writeCanonString(buf *bytes.Buffer, s string) {
 	const hexDigits = "0123456789abcdef"
 	buf.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			buf.WriteString(`\"`)
-		case r == '\\':
-			buf.WriteString(`\\`)
-		case r == '\b':
-			buf.WriteString(`\b`)
-		case r == '\f':
-			buf.WriteString(`\f`)
-		case r == '\n':
-			buf.WriteString(`\n`)
-		case r == '\r':
-			buf.WriteString(`\r`)
-		case r == '\t':
-			buf.WriteString(`\t`)
-		case r < 0x20:
-			buf.WriteString(`\u00`)
-			buf.WriteByte(hexDigits[r>>4])
-			buf.WriteByte(hexDigits[r&0xf])
-		default:
-			buf.WriteRune(r)
+	run := 0 // s[run:i] is still to be copied as it is
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
 		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				i += size // valid: copied as it is
+				continue
+			}
+		}
+		buf.WriteString(s[run:i])
+		switch c {
+		case '"':
+			buf.WriteString(`\"`)
+		case '\\':
+			buf.WriteString(`\\`)
+		case '\b':
+			buf.WriteString(`\b`)
+		case '\f':
+			buf.WriteString(`\f`)
+		case '\n':
+			buf.WriteString(`\n`)
+		case '\r':
+			buf.WriteString(`\r`)
+		case '\t':
+			buf.WriteString(`\t`)
+		default:
+			if c < 0x20 {
+				buf.WriteString(`\u00`)
+				buf.WriteByte(hexDigits[c>>4])
+				buf.WriteByte(hexDigits[c&0xf])
+			} else { // an invalid UTF-8 byte
+				buf.WriteRune(utf8.RuneError)
+			}
+		}
+		i++
+		run = i
 	}
+	buf.WriteString(s[run:])
 	buf.WriteByte('"')
 }
 
