@@ -75,7 +75,7 @@ var equivalenceTables = []string{"operations", "operation_search", "attempts", "
 
 // TestRenderers_equivalent: the same plans — every transition kind, with
 // and without notifications, a begun claim, a revision and its approval, a
-// rejection and its supersede, a flush of several registrations and of
+// rejection and its supersede, a change of two events, a flush of several registrations and of
 // several begins with a stale one and one that needs a live lease, of
 // several registrations of which some are held for an open twin, of
 // several of one content that race (the later ones see the first), a note
@@ -151,6 +151,18 @@ func TestRenderers_equivalent(t *testing.T) {
 	must(l.Reject(ctx, approver, rejected, domain.Reject{ContentVersion: 1, Reason: "no"}))
 	must(l.Register(ctx, wf, domain.Registration{Key: "evt_again", Type: "coupon.issue",
 		Content: json.RawMessage(`{"to":"eve"}`), Supersedes: rejected}))
+	// A change of two events in one statement: a begun lease of a provider
+	// that deduplicates by key expires, and the system re-sends it under
+	// the same key at once (lease_expired, then resend_guarded).
+	lapsed := register("evt_lapsed", "mail.send", &domain.Claim{Worker: "w1", Begin: true}).Operation
+	expiry, err := domain.Decide(lapsed, domain.ExpireLease{}, domain.Env{Card: cards["mail.send"],
+		Now: lapsed.Lease.ExpiresAt.Add(time.Second), Actor: domain.System, NewID: (&domain.IDSource{}).New, Jitter: func() float64 { return 0 }})
+	if err != nil || len(expiry.Events) != 2 {
+		t.Fatalf("the lapsed lease's expiry: %d events, %v", len(expiry.Events), err)
+	}
+	if written := tee.write([]domain.Change{expiry}, false); !written[0] {
+		t.Errorf("the expiry of two events was not written")
+	}
 	// A flush: several registrations together, then their begins — one
 	// decided on a version that has moved, one on the lease cache.
 	ids := &domain.IDSource{}
