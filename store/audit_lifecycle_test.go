@@ -15,20 +15,7 @@ import (
 // list exactly the actions the store leaves to it.
 func TestLifecycleActions_areTheIndexPredicate(t *testing.T) {
 	for _, dialect := range []string{"postgres", "sqlite"} {
-		fsys, err := migrations.For(dialect)
-		if err != nil {
-			t.Fatal(err)
-		}
-		names, _ := fs.Glob(fsys, "*.sql")
-		slices.Sort(names)
-		last, up := "", ""
-		for _, n := range names {
-			b, _ := fs.ReadFile(fsys, n)
-			s, _, _ := strings.Cut(string(b), "-- +goose Down")
-			if strings.Contains(s, "CREATE INDEX audit_events_decisions") {
-				last, up = n, s
-			}
-		}
+		last, up := lastIndexMigration(t, dialect, "audit_events_decisions")
 		if !strings.Contains(up, "WHERE "+notLifecycle+";") {
 			t.Errorf("%s %s: the index of decisions is not over %q", dialect, last, notLifecycle)
 		}
@@ -47,22 +34,29 @@ func TestLifecycleActions_areTheIndexPredicate(t *testing.T) {
 // that made the index, in both dialects.
 func TestTwinStates_areTheIndexPredicate(t *testing.T) {
 	for _, dialect := range []string{"postgres", "sqlite"} {
-		fsys, err := migrations.For(dialect)
-		if err != nil {
-			t.Fatal(err)
-		}
-		names, _ := fs.Glob(fsys, "*.sql")
-		slices.Sort(names)
-		last, up := "", ""
-		for _, n := range names {
-			b, _ := fs.ReadFile(fsys, n)
-			s, _, _ := strings.Cut(string(b), "-- +goose Down")
-			if strings.Contains(s, "CREATE INDEX operations_twins") {
-				last, up = n, s
-			}
-		}
+		last, up := lastIndexMigration(t, dialect, "operations_twins")
 		if !strings.Contains(up, "WHERE state IN "+twinStatesSQL+";") {
 			t.Errorf("%s %s: the twins' index is not over the states %s", dialect, last, twinStatesSQL)
 		}
 	}
+}
+
+// lastIndexMigration is the name and the Up part of the dialect's last
+// migration that creates the index: where its predicate now stands.
+func lastIndexMigration(t *testing.T, dialect, index string) (name, up string) {
+	t.Helper()
+	fsys, err := migrations.For(dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _ := fs.Glob(fsys, "*.sql")
+	slices.Sort(names)
+	for _, n := range names {
+		b, _ := fs.ReadFile(fsys, n)
+		s, _, _ := strings.Cut(string(b), "-- +goose Down")
+		if strings.Contains(s, "CREATE INDEX "+index+" ") {
+			name, up = n, s
+		}
+	}
+	return name, up
 }
