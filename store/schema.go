@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -210,7 +211,7 @@ func columnNames[R any](t []column[R], classes ...colClass) string {
 func colsOf[R any](t []column[R], r *R, classes ...colClass) []col {
 	n := 0
 	for _, c := range t {
-		if c.class.in(classes) {
+		if slices.Contains(classes, c.class) {
 			n++
 		}
 	}
@@ -221,20 +222,11 @@ func colsOf[R any](t []column[R], r *R, classes ...colClass) []col {
 // not the table's (the multi-row statement's "of").
 func appendCols[R any](dst []col, t []column[R], r *R, classes ...colClass) []col {
 	for _, c := range t {
-		if c.class.in(classes) {
+		if slices.Contains(classes, c.class) {
 			dst = append(dst, col{c.name, c.typ, valueOf(c.field(r))})
 		}
 	}
 	return dst
-}
-
-func (k colClass) in(classes []colClass) bool {
-	for _, c := range classes {
-		if c == k {
-			return true
-		}
-	}
-	return false
 }
 
 // pick is r's values of the named columns, in the order named.
