@@ -34,12 +34,12 @@ func replicas(t *testing.T, n int) []*store.Store {
 
 func trailOf(s *store.Store) *audit.Trail { return audit.NewTrail(s) }
 
-// complete drives one operation to completed: four audit events.
 // lifecycleEvents is how many events complete writes for an operation:
 // registered_and_claimed (the registration's claim is part of its
 // event), began, settled.
 const lifecycleEvents = 3
 
+// complete drives one operation to completed: lifecycleEvents audit events.
 func complete(t *testing.T, l *domain.Ledger, key string) {
 	ctx := context.Background()
 	wf := domain.Actor{Kind: domain.ActorWorkflow, Name: "w", Namespace: "ns"}
