@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/opshandoff/handoff/domain"
 	"gorm.io/gorm"
@@ -103,6 +104,10 @@ func Reruns(s *Store) int64 { return s.commits.reruns.Load() }
 func FlushWriters(s *Store) (writers int, mostInFlight int64) {
 	return s.commits.writers, s.commits.mostInFlight.Load()
 }
+
+// StallAfter sets how long a group-commit flush may run before another
+// starts beside it (stallAfter).
+func StallAfter(d time.Duration) Option { return func(o *options) { o.stall = d } }
 
 // SetMultiRow turns the multi-row statements on or off, for the benchmark
 // that compares them with a statement per change.

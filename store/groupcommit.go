@@ -19,8 +19,12 @@ import (
 // round trip and one transaction, so one synchronous commit makes many
 // calls durable. It batches plans; the renderers write the SQL.
 //
-//   - A writer takes whatever has queued while it was busy: at low load a
-//     batch is one change, sent at once; nothing waits for company.
+//   - One flush is in flight at a time, and what queues while it runs
+//     goes together in the next one: at low load a batch is one change,
+//     sent at once, and nothing waits for company; under load the batches
+//     grow instead of the flushes multiplying. A second flush starts
+//     beside the first only when the first has stalled (stallAfter: a
+//     lock wait, a slow disk), up to the writers' number.
 //   - A batch holds at most groupMax changes.
 //   - Every caller is answered after the COMMIT that holds its change, with
 //     its own answer: a version that moved is that caller's EConflict only.
@@ -33,23 +37,17 @@ import (
 //
 // synchronous_commit and fsync are left as the database has them.
 
-// groupWriters is how many flushes may be in flight at once per process.
-// Below that many concurrent writes every change is flushed at once on its
-// own; above it, what queues is flushed together, and a flush of several
-// changes costs the database less per change than as many flushes of one
-// (multirow.go). Measured on 2 cores with 8 and 16 clients, 1, 2, 3, 4 and
-// 8 writers: PostgreSQL's CPU per lifecycle grew with the writers (1.0–1.1
-// ms at 1 and 2, 1.7 ms at 8), one writer left the cores idle waiting for
-// its flush, and one per core gave the most lifecycles per second.
-// (Before keyedPlans, four per core had won: a multi-row flush then read
-// the whole table.)
+// groupWriters is how many flushes may be in flight at once per process
+// at most: one per core. At most, not usually: a flush beyond the first
+// starts only when the first has stalled (run below).
 func groupWriters() int { return runtime.GOMAXPROCS(0) }
 
 // Option adjusts how Open and Connect set a store up.
 type Option func(*options)
 
 type options struct {
-	writers int // flushes in flight at once; 0: groupWriters
+	writers int           // flushes in flight at once; 0: groupWriters
+	stall   time.Duration // a flush's stall (stallAfter); 0: stallAfter. The tests' to set.
 }
 
 // Writers sets how many group-commit flushes one process may have in
@@ -83,7 +81,23 @@ const (
 	// flushTimeout bounds one flush; its callers may have gone, it must not
 	// hang on their behalf.
 	flushTimeout = 30 * time.Second
+	// stallAfter is how long the flush in flight may run before a change
+	// that waits for it gets a flush of its own beside it. A commit takes
+	// a millisecond or a few; one that takes this long waits for a lock (a
+	// row a person's decision holds, another replica's turn of the same
+	// content) or for a slow disk, and the changes queued behind it need
+	// neither.
+	stallAfter = 20 * time.Millisecond
 )
+
+// stallBound is how long the options let a flush run before another
+// starts beside it.
+func (o options) stallBound() time.Duration {
+	if o.stall > 0 {
+		return o.stall
+	}
+	return stallAfter
+}
 
 type commitRequest struct {
 	p    *writePlan
@@ -104,14 +118,22 @@ type committer struct {
 	// reruns counts flushes that failed as a whole and were re-run change
 	// by change: the tests' way to see that a multi-row statement held.
 	reruns  atomic.Int64
-	writers int // flushes in flight at once at most: one per writer
+	writers int           // flushes in flight at once at most: one per writer
+	stall   time.Duration // stallAfter, or the tests' bound
+	// lead is the one flush that runs without waiting for a stall: a
+	// writer holds it (a token in the channel) while its flush runs, and
+	// leadSince is when that flush started (unix ns).
+	lead      chan struct{}
+	leadSince atomic.Int64
 	// inFlight is how many flushes run now, and mostInFlight the most that
 	// ever ran at once: the tests' way to see that writers holds.
 	inFlight, mostInFlight atomic.Int64
 }
 
-func newCommitter(pool *pgxpool.Pool, w int) *committer {
-	c := &committer{pool: pool, reqs: make(chan *commitRequest, groupMax), stop: make(chan struct{}), writers: w}
+func newCommitter(pool *pgxpool.Pool, o options) *committer {
+	w := o.writerCount()
+	c := &committer{pool: pool, reqs: make(chan *commitRequest, groupMax), stop: make(chan struct{}), writers: w,
+		stall: o.stallBound(), lead: make(chan struct{}, 1)}
 	c.wg.Add(w)
 	for range w {
 		go c.run()
@@ -149,6 +171,8 @@ func (c *committer) write(ctx context.Context, p *writePlan) (int64, error) {
 func (c *committer) run() {
 	defer c.wg.Done()
 	batch := make([]*commitRequest, 0, groupMax)
+	stall := time.NewTimer(time.Hour)
+	stall.Stop()
 	for {
 		batch = batch[:0]
 		select {
@@ -157,6 +181,7 @@ func (c *committer) run() {
 		case <-c.stop:
 			return
 		}
+		leads := c.takeLead(stall)
 	drain:
 		for len(batch) < groupMax {
 			select {
@@ -167,6 +192,43 @@ func (c *committer) run() {
 			}
 		}
 		c.flush(batch)
+		if leads {
+			// A writer that reads the time before the next lead's own sees
+			// this one: it waits as long as for a flush just started.
+			c.leadSince.Store(time.Now().UnixNano())
+			<-c.lead
+		}
+	}
+}
+
+// takeLead waits until this writer may flush, with a change in hand:
+// when it holds the lead (true), or when the flush that holds it has run
+// for its stall bound (false: this one runs beside it). While it waits, what
+// arrives queues for its batch. Stopping the store does not cut the wait
+// short: the flush in flight ends within flushTimeout, and the change in
+// hand is then flushed and answered like the others.
+func (c *committer) takeLead(stall *time.Timer) bool {
+	select {
+	case c.lead <- struct{}{}:
+		c.leadSince.Store(time.Now().UnixNano())
+		return true
+	default:
+	}
+	// A writer that waits here is handed the lead the moment its holder
+	// lets go (a full channel passes a waiting sender's token in at once),
+	// before that holder can take it back for a change of its own.
+	wait := c.stall - time.Duration(time.Now().UnixNano()-c.leadSince.Load())
+	if wait <= 0 {
+		return false
+	}
+	stall.Reset(wait)
+	defer stall.Stop()
+	select {
+	case c.lead <- struct{}{}:
+		c.leadSince.Store(time.Now().UnixNano())
+		return true
+	case <-stall.C:
+		return false
 	}
 }
 

@@ -309,3 +309,154 @@ func TestGroupCommit_writers(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupCommit_oneFlushInFlight: with writers to spare, many concurrent
+// changes still go out one flush at a time — what queues while a flush
+// runs goes together in the next — as long as no flush stalls.
+func TestGroupCommit_oneFlushInFlight(t *testing.T) {
+	needPostgres(t)
+	ctx := context.Background()
+	s, err := store.Open(ctx, storetest.URL(t), store.Writers(4), store.StallAfter(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ids := &domain.IDSource{}
+	chs := make([]domain.Change, 48)
+	for i := range chs {
+		chs[i] = newRegistration(t, ids, fmt.Sprintf("evt_%d:task", i))
+	}
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make([]error, len(chs))
+	for i, ch := range chs {
+		wg.Go(func() {
+			<-start
+			if _, created, err := s.Create(ctx, ch); err != nil || !created {
+				errs[i] = fmt.Errorf("created %v: %v", created, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("change %d: %v", i, err)
+		}
+	}
+	if _, most := store.FlushWriters(s); most != 1 {
+		t.Fatalf("%d flushes ran at once, want 1 while none stalls", most)
+	}
+}
+
+// TestGroupCommit_stalledFlush: a flush that waits for a lock (here a row
+// another transaction holds) holds up the changes queued behind it no
+// longer than the stall bound: another writer then flushes them beside
+// it. With one writer, or a bound longer than the wait, they wait for it.
+func TestGroupCommit_stalledFlush(t *testing.T) {
+	needPostgres(t)
+	for _, tc := range []struct {
+		name      string
+		opts      []store.Option
+		overtakes bool // the second change commits while the first waits
+	}{
+		{"default", nil, true},
+		{"one_writer", []store.Option{store.Writers(1)}, false},
+		{"no_stall_yet", []store.Option{store.Writers(2), store.StallAfter(time.Hour)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			u, err := url.Parse(storetest.URL(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			app := fmt.Sprintf("handoff_gc_stall_%d", time.Now().UnixNano())
+			q := u.Query()
+			q.Set("application_name", app)
+			u.RawQuery = q.Encode()
+			s, err := store.Open(ctx, u.String(), append([]store.Option{store.Writers(2)}, tc.opts...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			l := domain.NewLedger(s, testCards())
+			res, err := l.Register(ctx, wf, domain.Registration{Key: "evt_1:task", Type: "crm.task.create",
+				Content: json.RawMessage(`{"a":1}`), Claim: &domain.Claim{Worker: "w1"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Another transaction holds the operation's row: the begin's
+			// flush waits for it.
+			holder, err := sql.Open("pgx", u.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer holder.Close()
+			tx, err := holder.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback()
+			if _, err := tx.Exec("SELECT 1 FROM operations WHERE id = $1 FOR UPDATE", res.Operation.ID); err != nil {
+				t.Fatal(err)
+			}
+			begun := make(chan error, 1)
+			go func() {
+				_, err := l.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token})
+				begun <- err
+			}()
+			waiting := func() bool {
+				var n int
+				_ = holder.QueryRow("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", app).Scan(&n)
+				return n > 0
+			}
+			for deadline := time.Now().Add(10 * time.Second); !waiting(); time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the begin's flush never waited for the row")
+				}
+			}
+			registered := make(chan error, 1)
+			go func() {
+				_, err := l.Register(ctx, wf, domain.Registration{Key: "evt_2:task", Type: "crm.task.create",
+					Content: json.RawMessage(`{"a":2}`), Claim: &domain.Claim{Worker: "w1"}})
+				registered <- err
+			}()
+			wait := 500 * time.Millisecond
+			if tc.overtakes {
+				wait = 10 * time.Second
+			}
+			select {
+			case err := <-registered:
+				if !tc.overtakes {
+					t.Fatalf("the registration committed while the flush before it waited (%v)", err)
+				}
+				if err != nil {
+					t.Fatalf("the registration beside the stalled flush: %v", err)
+				}
+				select {
+				case err := <-begun:
+					t.Fatalf("the begin ended while its row was held: %v", err)
+				default:
+				}
+			case <-time.After(wait):
+				if tc.overtakes {
+					t.Fatalf("the registration waited %s behind a stalled flush", wait)
+				}
+			}
+			if err := tx.Rollback(); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-begun; err != nil {
+				t.Fatalf("the begin after the row was let go: %v", err)
+			}
+			if !tc.overtakes {
+				if err := <-registered; err != nil {
+					t.Fatalf("the registration after the stalled flush: %v", err)
+				}
+			}
+			if _, most := store.FlushWriters(s); tc.overtakes != (most == 2) {
+				t.Fatalf("%d flushes at once at most", most)
+			}
+		})
+	}
+}

@@ -102,7 +102,7 @@ func Connect(rawURL string, opts ...Option) (*Store, error) {
 			sqlDB.Close()
 			return nil, domain.Wrap(domain.EUnavailable, err, "cannot reach PostgreSQL")
 		}
-		return &Store{db: db, dialect: "postgres", url: rawURL, pool: pool, commits: newCommitter(pool, writers), lc: newLeaseCache(), now: time.Now}, nil
+		return &Store{db: db, dialect: "postgres", url: rawURL, pool: pool, commits: newCommitter(pool, o), lc: newLeaseCache(), now: time.Now}, nil
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite:"), "//")
 		if path == "" {
