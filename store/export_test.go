@@ -261,8 +261,9 @@ func TableRows(s *Store, table string, less ...string) ([]string, error) {
 	return rows, err
 }
 
-// QueuedWrites is how many changes wait for a group-commit writer.
-func QueuedWrites(s *Store) int { return len(s.commits.reqs) }
+// QueuedWrites is how many changes wait for a group-commit flush: queued,
+// or held by a writer that waits for its turn.
+func QueuedWrites(s *Store) int { return len(s.commits.reqs) + int(s.commits.held.Load()) }
 
 // Every statement taken from the cache is checked against a fresh
 // rendering in this package's tests.

@@ -19,12 +19,18 @@ import (
 // round trip and one transaction, so one synchronous commit makes many
 // calls durable. It batches plans; the renderers write the SQL.
 //
-//   - One flush is in flight at a time, and what queues while it runs
-//     goes together in the next one: at low load a batch is one change,
-//     sent at once, and nothing waits for company; under load the batches
-//     grow instead of the flushes multiplying. A second flush starts
-//     beside the first only when the first has stalled (stallAfter: a
-//     lock wait, a slow disk), up to the writers' number.
+//   - One flush is in flight at a time (the lead), and what queues while
+//     it runs goes together in the next one: at low load a batch is one
+//     change, sent at once, and nothing waits for company; under load the
+//     batches grow instead of the flushes multiplying. A second flush
+//     starts beside the first only when the first has stalled (stallAfter:
+//     a lock wait, a slow disk), up to the writers' number.
+//   - A caller that finds no flush in flight flushes its change itself,
+//     with whatever has queued, on its own goroutine; only a change that
+//     arrives while a flush runs is handed to a writer goroutine to wait
+//     for the next. Each hand-over between goroutines is a wake-up, and
+//     with as many cores as the database has, wake-ups cost the database
+//     as much as the server.
 //   - A batch holds at most groupMax changes.
 //   - Every caller is answered after the COMMIT that holds its change, with
 //     its own answer: a version that moved is that caller's EConflict only.
@@ -53,19 +59,19 @@ type options struct {
 // Writers sets how many group-commit flushes one process may have in
 // flight at once on PostgreSQL; n < 1 keeps the default, groupWriters.
 //
-// The default suits one replica. Every replica has its own writers, and
-// the database pays for every flush it runs at once: with several replicas
-// on one database, writers × replicas about the database's cores keeps its
-// CPU per lifecycle down. Measured with 16 clients spread over 3 replicas
-// on one 2-core machine, PostgreSQL beside them, 9 interleaved pairs of
-// 10 s: 1 writer each instead of 2 made 1.3 commits per lifecycle instead
-// of 2.0, PostgreSQL's CPU per lifecycle fell by about a fifth (median
-// 1.05 ms against 1.36) and lifecycles/s rose by about a sixth (median 733
-// against 634; 7 pairs of the 9).
-// Over 2 replicas it was a wash (−10% PostgreSQL CPU, the same
-// lifecycles/s). With one replica, 1 writer instead of 2 spent a sixth
-// less of PostgreSQL's CPU but ran 6–20% fewer lifecycles/s at 8 clients:
-// a lone writer leaves the cores idle while its flush runs.
+// One flush runs at a time whatever n is (the lead); n - 1 more may run
+// beside one that has stalled. So n bounds the connections the group
+// commit holds and how many stalled flushes one replica rides out, not
+// how many it runs in the ordinary course; with Writers(1) every change
+// waits for the flush before it, however long that one waits.
+//
+// Before the lead every writer flushed as soon as it had a change, so
+// with one per core two flushes of one or two changes each ran at once.
+// Measured against that on 2 cores with PostgreSQL beside the server,
+// two-call lifecycles, interleaved pairs (docs/performance.md): PostgreSQL
+// spent a quarter to a third less CPU per lifecycle (0.48–0.90 ms against
+// 0.72–1.20), the server about a sixth less, and lifecycles/s rose most
+// at 16 clients, where the batches grow.
 func Writers(n int) Option { return func(o *options) { o.writers = n } }
 
 // writerCount is how many flushes the options allow in flight.
@@ -121,10 +127,15 @@ type committer struct {
 	writers int           // flushes in flight at once at most: one per writer
 	stall   time.Duration // stallAfter, or the tests' bound
 	// lead is the one flush that runs without waiting for a stall: a
-	// writer holds it (a token in the channel) while its flush runs, and
-	// leadSince is when that flush started (unix ns).
+	// caller or a writer holds it (a token in the channel) while its flush
+	// runs, and leadSince is when that flush started (unix ns). spares
+	// are the flushes beside a stalled lead: writers - 1 tokens.
 	lead      chan struct{}
 	leadSince atomic.Int64
+	spares    chan struct{}
+	// held is how many changes writers hold while they wait for the lead
+	// or a spare: with those in reqs, the changes waiting for a flush.
+	held atomic.Int64
 	// inFlight is how many flushes run now, and mostInFlight the most that
 	// ever ran at once: the tests' way to see that writers holds.
 	inFlight, mostInFlight atomic.Int64
@@ -133,7 +144,7 @@ type committer struct {
 func newCommitter(pool *pgxpool.Pool, o options) *committer {
 	w := o.writerCount()
 	c := &committer{pool: pool, reqs: make(chan *commitRequest, groupMax), stop: make(chan struct{}), writers: w,
-		stall: o.stallBound(), lead: make(chan struct{}, 1)}
+		stall: o.stallBound(), lead: make(chan struct{}, 1), spares: make(chan struct{}, w-1)}
 	c.wg.Add(w)
 	for range w {
 		go c.run()
@@ -141,16 +152,35 @@ func newCommitter(pool *pgxpool.Pool, o options) *committer {
 	return c
 }
 
-// close stops the writers after their current flush; a second close does
-// nothing.
+// close stops the writers after their current flush, and waits for a
+// caller's flush in flight; a second close does nothing.
 func (c *committer) close() {
-	c.once.Do(func() { close(c.stop) })
-	c.wg.Wait()
+	c.once.Do(func() {
+		close(c.stop)
+		c.wg.Wait()
+		c.lead <- struct{}{} // held for ever: no caller leads once stopped
+	})
 }
 
 // write commits the plan and returns how many operations it wrote.
 func (c *committer) write(ctx context.Context, p *writePlan) (int64, error) {
 	r := &commitRequest{p: p, done: make(chan commitResult, 1)}
+	select {
+	case c.lead <- struct{}{}:
+		c.leadSince.Store(time.Now().UnixNano())
+		select {
+		case <-c.stop:
+			<-c.lead
+			return 0, domain.Errorf(domain.EUnavailable, "the store is closed")
+		default:
+		}
+		c.flush(c.gather(append(make([]*commitRequest, 0, 4), r)))
+		c.leadSince.Store(time.Now().UnixNano())
+		<-c.lead
+		res := <-r.done
+		return res.n, res.err
+	default:
+	}
 	select {
 	case c.reqs <- r:
 	case <-ctx.Done():
@@ -181,54 +211,73 @@ func (c *committer) run() {
 		case <-c.stop:
 			return
 		}
-		leads := c.takeLead(stall)
-	drain:
-		for len(batch) < groupMax {
-			select {
-			case r := <-c.reqs:
-				batch = append(batch, r)
-			default:
-				break drain
-			}
+		leads, ok := c.takeLead(stall)
+		if !ok {
+			return // stopped: the change's caller was told its outcome is unknown
 		}
+		batch = c.gather(batch)
 		c.flush(batch)
 		if leads {
 			// A writer that reads the time before the next lead's own sees
 			// this one: it waits as long as for a flush just started.
 			c.leadSince.Store(time.Now().UnixNano())
 			<-c.lead
+		} else {
+			<-c.spares
 		}
 	}
 }
 
+// gather adds to the batch what has queued, up to groupMax.
+func (c *committer) gather(batch []*commitRequest) []*commitRequest {
+	for len(batch) < groupMax {
+		select {
+		case r := <-c.reqs:
+			batch = append(batch, r)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
 // takeLead waits until this writer may flush, with a change in hand:
 // when it holds the lead (true), or when the flush that holds it has run
-// for its stall bound (false: this one runs beside it). While it waits, what
-// arrives queues for its batch. Stopping the store does not cut the wait
-// short: the flush in flight ends within flushTimeout, and the change in
-// hand is then flushed and answered like the others.
-func (c *committer) takeLead(stall *time.Timer) bool {
+// for its stall bound and a spare is free (false: this one runs beside
+// it, holding the spare). While it waits, what arrives queues for its
+// batch. ok is false when the store stopped first.
+func (c *committer) takeLead(stall *time.Timer) (leads, ok bool) {
 	select {
 	case c.lead <- struct{}{}:
 		c.leadSince.Store(time.Now().UnixNano())
-		return true
+		return true, true
 	default:
 	}
 	// A writer that waits here is handed the lead the moment its holder
 	// lets go (a full channel passes a waiting sender's token in at once),
 	// before that holder can take it back for a change of its own.
-	wait := c.stall - time.Duration(time.Now().UnixNano()-c.leadSince.Load())
-	if wait <= 0 {
-		return false
+	c.held.Add(1)
+	defer c.held.Add(-1)
+	if wait := c.stall - time.Duration(time.Now().UnixNano()-c.leadSince.Load()); wait > 0 {
+		stall.Reset(wait)
+		defer stall.Stop()
+		select {
+		case c.lead <- struct{}{}:
+			c.leadSince.Store(time.Now().UnixNano())
+			return true, true
+		case <-stall.C:
+		case <-c.stop:
+			return false, false
+		}
 	}
-	stall.Reset(wait)
-	defer stall.Stop()
 	select {
 	case c.lead <- struct{}{}:
 		c.leadSince.Store(time.Now().UnixNano())
-		return true
-	case <-stall.C:
-		return false
+		return true, true
+	case c.spares <- struct{}{}:
+		return false, true
+	case <-c.stop:
+		return false, false
 	}
 }
 
