@@ -105,12 +105,19 @@ func run(targets []string, token, typ, prefix string, clients int, dur time.Dura
 		base := targets[i%len(targets)]
 		wg.Go(func() {
 			var lat [3][]time.Duration
+			p, err := newPoster(base, token, hc)
+			if err != nil {
+				r.failed.Add(1)
+				r.firstErr.CompareAndSwap(nil, err)
+				return
+			}
+			defer p.close()
 			for time.Now().Before(deadline) {
 				if !pace.wait(deadline) {
 					break
 				}
 				key := fmt.Sprintf("%s_%d:task", prefix, seq.Add(1))
-				if err := lifecycle(hc, base, token, typ, key, &lat); err != nil {
+				if err := lifecycle(p, typ, key, &lat); err != nil {
 					r.failed.Add(1)
 					r.firstErr.CompareAndSwap(nil, err)
 					time.Sleep(10 * time.Millisecond)
@@ -135,9 +142,9 @@ func run(targets []string, token, typ, prefix string, clients int, dur time.Dura
 // append (body.go); the answers are read by a scanner of their own
 // (answer.go) for what is checked — the claim's lease token, the settled
 // state — so the driver takes less of the cores it shares with the server.
-func lifecycle(hc *http.Client, base, token, typ, key string, lat *[3][]time.Duration) error {
+func lifecycle(p poster, typ, key string, lat *[3][]time.Duration) error {
 	qkey, qtyp := quote(nil, key), quote(nil, typ)
-	data, err := call(hc, base+"/v1/operations", token, registerBody(qkey, qtyp, !separate), &lat[0])
+	data, err := call(p, "/v1/operations", registerBody(qkey, qtyp, !separate), &lat[0])
 	if err != nil {
 		return fmt.Errorf("register: %w", err)
 	}
@@ -149,11 +156,11 @@ func lifecycle(hc *http.Client, base, token, typ, key string, lat *[3][]time.Dur
 		return fmt.Errorf("register %s: no claim in the answer", key)
 	}
 	if separate {
-		if _, err := call(hc, base+"/v1/operations/"+reg.id+"/begin", token, beginBody(reg.token), &lat[1]); err != nil {
+		if _, err := call(p, "/v1/operations/"+reg.id+"/begin", beginBody(reg.token), &lat[1]); err != nil {
 			return fmt.Errorf("begin: %w", err)
 		}
 	}
-	data, err = call(hc, base+"/v1/operations/"+reg.id+"/settle", token, settleBody(reg.token, key), &lat[2])
+	data, err = call(p, "/v1/operations/"+reg.id+"/settle", settleBody(reg.token, key), &lat[2])
 	if err != nil {
 		return fmt.Errorf("settle: %w", err)
 	}
@@ -169,26 +176,15 @@ func lifecycle(hc *http.Client, base, token, typ, key string, lat *[3][]time.Dur
 
 // call posts body and returns the answer's body, an error for any status
 // but 2xx.
-func call(hc *http.Client, url, token string, body []byte, lat *[]time.Duration) ([]byte, error) {
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
+func call(p poster, path string, body []byte, lat *[]time.Duration) ([]byte, error) {
 	start := time.Now()
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	data, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	status, data, err := p.post(path, body)
 	*lat = append(*lat, time.Since(start))
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("%s: %d %s", url, resp.StatusCode, bytes.TrimSpace(data))
+	if status/100 != 2 {
+		return nil, fmt.Errorf("%s: %d %s", path, status, bytes.TrimSpace(data))
 	}
 	return data, nil
 }
