@@ -274,31 +274,7 @@ func TestGroupCommit_writers(t *testing.T) {
 		if tc.want != 1 {
 			continue
 		}
-		ids := &domain.IDSource{}
-		chs := make([]domain.Change, 48)
-		for i := range chs {
-			chs[i] = newRegistration(t, ids, fmt.Sprintf("evt_%d:task", i))
-		}
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		errs := make([]error, len(chs))
-		for i, ch := range chs {
-			wg.Go(func() {
-				<-start
-				_, created, err := s.Create(ctx, ch)
-				if err == nil && !created {
-					err = fmt.Errorf("not created")
-				}
-				errs[i] = err
-			})
-		}
-		close(start)
-		wg.Wait()
-		for i, err := range errs {
-			if err != nil {
-				t.Fatalf("change %d: %v", i, err)
-			}
-		}
+		chs := createAtOnce(t, s, 48)
 		if _, most := store.FlushWriters(s); most != 1 {
 			t.Fatalf("%d flushes ran at once with one writer", most)
 		}
@@ -308,6 +284,36 @@ func TestGroupCommit_writers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// createAtOnce registers n new operations from n goroutines let go at
+// once, and fails the test unless each was created.
+func createAtOnce(t *testing.T, s *store.Store, n int) []domain.Change {
+	t.Helper()
+	ids := &domain.IDSource{}
+	chs := make([]domain.Change, n)
+	for i := range chs {
+		chs[i] = newRegistration(t, ids, fmt.Sprintf("evt_%d:task", i))
+	}
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i, ch := range chs {
+		wg.Go(func() {
+			<-start
+			if _, created, err := s.Create(context.Background(), ch); err != nil || !created {
+				errs[i] = fmt.Errorf("created %v: %v", created, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("change %d: %v", i, err)
+		}
+	}
+	return chs
 }
 
 // TestGroupCommit_oneFlushInFlight: with writers to spare, many concurrent
@@ -321,29 +327,7 @@ func TestGroupCommit_oneFlushInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	ids := &domain.IDSource{}
-	chs := make([]domain.Change, 48)
-	for i := range chs {
-		chs[i] = newRegistration(t, ids, fmt.Sprintf("evt_%d:task", i))
-	}
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	errs := make([]error, len(chs))
-	for i, ch := range chs {
-		wg.Go(func() {
-			<-start
-			if _, created, err := s.Create(ctx, ch); err != nil || !created {
-				errs[i] = fmt.Errorf("created %v: %v", created, err)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("change %d: %v", i, err)
-		}
-	}
+	createAtOnce(t, s, 48)
 	if _, most := store.FlushWriters(s); most != 1 {
 		t.Fatalf("%d flushes ran at once, want 1 while none stalls", most)
 	}
