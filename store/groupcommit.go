@@ -29,8 +29,8 @@ import (
 //     with whatever has queued, on its own goroutine; only a change that
 //     arrives while a flush runs is handed to a writer goroutine to wait
 //     for the next. Each hand-over between goroutines is a wake-up, and
-//     with as many cores as the database has, wake-ups cost the database
-//     as much as the server.
+//     on cores the server shares with the database a wake-up costs more
+//     than the work it hands over.
 //   - A batch holds at most groupMax changes.
 //   - Every caller is answered after the COMMIT that holds its change, with
 //     its own answer: a version that moved is that caller's EConflict only.
