@@ -99,6 +99,22 @@ func TestGroupCommit_poisonedChange(t *testing.T) {
 	}
 }
 
+// namedURL is a fresh test database's URL whose connections carry an
+// application name of their own (prefix and a number), so that the test
+// finds them in pg_stat_activity among other packages' connections.
+func namedURL(t *testing.T, prefix string) (string, string) {
+	t.Helper()
+	u, err := url.Parse(storetest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano())
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	return u.String(), app
+}
+
 // TestGroupCommit_connectionKilled: while workers run lifecycles through
 // the Ledger, the store's connections are killed again and again
 // (pg_terminate_backend), flushes included. Every call that was
@@ -107,15 +123,8 @@ func TestGroupCommit_poisonedChange(t *testing.T) {
 func TestGroupCommit_connectionKilled(t *testing.T) {
 	needPostgres(t)
 	ctx := context.Background()
-	u, err := url.Parse(storetest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	app := fmt.Sprintf("handoff_gc_kill_%d", time.Now().UnixNano())
-	q := u.Query()
-	q.Set("application_name", app)
-	u.RawQuery = q.Encode()
-	s, err := store.Open(ctx, u.String())
+	u, app := namedURL(t, "handoff_gc_kill")
+	s, err := store.Open(ctx, u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,15 +359,8 @@ func TestGroupCommit_stalledFlush(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			u, err := url.Parse(storetest.URL(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			app := fmt.Sprintf("handoff_gc_stall_%d", time.Now().UnixNano())
-			q := u.Query()
-			q.Set("application_name", app)
-			u.RawQuery = q.Encode()
-			s, err := store.Open(ctx, u.String(), append([]store.Option{store.Writers(2)}, tc.opts...)...)
+			u, app := namedURL(t, "handoff_gc_stall")
+			s, err := store.Open(ctx, u, append([]store.Option{store.Writers(2)}, tc.opts...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -371,7 +373,7 @@ func TestGroupCommit_stalledFlush(t *testing.T) {
 			}
 			// Another transaction holds the operation's row: the begin's
 			// flush waits for it.
-			holder, err := sql.Open("pgx", u.String())
+			holder, err := sql.Open("pgx", u)
 			if err != nil {
 				t.Fatal(err)
 			}
