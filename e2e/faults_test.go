@@ -116,16 +116,24 @@ func cli(t *testing.T, env []string, args ...string) (string, error) {
 }
 
 // statusWatch is a RoundTripper that records every answer's status, so a
-// test can say that no 5xx but 503 was ever sent.
+// test can say that no 5xx but 503 was ever sent, and counts the answers
+// that succeeded (answered), the progress a killer waits for.
 type statusWatch struct {
 	next http.RoundTripper
 	mu   sync.Mutex
 	bad  []string
 	n503 int
+	ok   atomic.Int64
 }
+
+// answered is how many answers so far were 2xx.
+func (w *statusWatch) answered() int64 { return w.ok.Load() }
 
 func (w *statusWatch) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := w.next.RoundTrip(r)
+	if err == nil && resp.StatusCode < 300 {
+		w.ok.Add(1)
+	}
 	if err == nil && resp.StatusCode >= 500 {
 		w.mu.Lock()
 		if resp.StatusCode == http.StatusServiceUnavailable {
@@ -150,9 +158,9 @@ func TestFaults_ConnectionKillsUnderLoad(t *testing.T) {
 	app, dbURL := namedDatabase(t)
 	s := startServer(t, "HANDOFF_DATABASE_URL="+dbURL)
 
-	stopKills := killBackends(t, app, 50*time.Millisecond)
-
 	watch := &statusWatch{next: http.DefaultTransport}
+	stopKills := killBackends(t, app, 50*time.Millisecond, watch.answered)
+
 	c := client.New(s.URL, s.Token)
 	c.HTTP = &http.Client{Transport: watch, Timeout: 30 * time.Second}
 	var mu sync.Mutex
@@ -230,8 +238,13 @@ func namedDatabase(t *testing.T) (app, dbURL string) {
 }
 
 // killBackends terminates every backend named app, every interval, until
-// the returned stop is called; stop reports how many it killed.
-func killBackends(t *testing.T, app string, every time.Duration) (stop func() int64) {
+// the returned stop is called; stop reports how many it killed. With a
+// progress count (not nil) it strikes only once the count has moved since
+// its last strike: where opening a connection takes most of an interval
+// (20 ms on a loaded machine), a strike every interval kills every
+// connection before its first statement, nothing ever completes, and the
+// test tests nothing.
+func killBackends(t *testing.T, app string, every time.Duration, progress func() int64) (stop func() int64) {
 	t.Helper()
 	admin, err := sql.Open("pgx", os.Getenv(storetest.EnvPostgres))
 	if err != nil {
@@ -244,11 +257,19 @@ func killBackends(t *testing.T, app string, every time.Duration) (stop func() in
 		defer close(done)
 		tick := time.NewTicker(every)
 		defer tick.Stop()
+		seen := int64(-1)
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
+				if progress != nil {
+					if p := progress(); p == seen {
+						continue
+					} else {
+						seen = p
+					}
+				}
 				var n int64
 				if admin.QueryRowContext(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 					WHERE application_name = $1 AND pid <> pg_backend_pid()`, app).Scan(&n) == nil {
@@ -284,7 +305,7 @@ func TestFaults_ClientRidesOutDatabaseOutage(t *testing.T) {
 	op, err := c.Do(context.Background(), client.Request{Key: "outage", Type: "crm.task.create",
 		Content: map[string]any{"title": "hi"}, LeaseSeconds: 30}, func(context.Context, client.Claim) (client.Result, error) {
 		calls++
-		stop = killBackends(t, app, 10*time.Millisecond)
+		stop = killBackends(t, app, 10*time.Millisecond, nil)
 		time.AfterFunc(5*time.Second, func() { stop() })
 		time.Sleep(200 * time.Millisecond) // the provider answers once the outage has begun
 		return client.Result{Ref: "crm_outage"}, nil
