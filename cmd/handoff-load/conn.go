@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -203,9 +204,11 @@ func readBody(r *bufio.Reader, dst []byte, length int64, chunked bool) ([]byte, 
 	}
 }
 
+// readN appends n bytes read from r, into dst's own room when it has it:
+// the answers' buffer is reused from call to call.
 func readN(r io.Reader, dst []byte, n int64) ([]byte, error) {
 	start := len(dst)
-	dst = append(dst, make([]byte, n)...)
+	dst = slices.Grow(dst, int(n))[:start+int(n)]
 	_, err := io.ReadFull(r, dst[start:])
 	return dst, err
 }
