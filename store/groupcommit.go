@@ -140,6 +140,30 @@ type committer struct {
 	// inFlight is how many flushes run now, and mostInFlight the most that
 	// ever ran at once: the tests' way to see that writers holds.
 	inFlight, mostInFlight atomic.Int64
+	// What the flushes did, for GroupCommitStats: how many ran, the
+	// changes they held, their summed time (ns), and those a writer ran
+	// beside a stalled one.
+	flushes, changes, busy, spareFlushes atomic.Int64
+}
+
+// GroupCommitStats is what a store's group commit did since it opened.
+// Operators read it as rates (/metrics): changes per flush is the batch a
+// commit carries, and the busy time's rate is how many flushes were in
+// flight on average — near 1 the one flush at a time is what calls wait
+// for (the database's statement time and commit), and more replicas add
+// latency rather than throughput; spares counting up mean stalled flushes
+// (lock waits, a slow disk).
+type GroupCommitStats struct {
+	Flushes int64         // commits the group commit sent
+	Changes int64         // the changes they held
+	Busy    time.Duration // their summed time, from sending to the commit's answer
+	Spares  int64         // flushes started beside one that had stalled
+	Reruns  int64         // flushes that failed whole and were re-run change by change
+}
+
+func (c *committer) stats() GroupCommitStats {
+	return GroupCommitStats{Flushes: c.flushes.Load(), Changes: c.changes.Load(),
+		Busy: time.Duration(c.busy.Load()), Spares: c.spareFlushes.Load(), Reruns: c.reruns.Load()}
 }
 
 func newCommitter(pool *pgxpool.Pool, o options) *committer {
@@ -217,6 +241,9 @@ func (c *committer) run() {
 			return // stopped: the change's caller was told its outcome is unknown
 		}
 		batch = c.gather(batch)
+		if !leads {
+			c.spareFlushes.Add(1)
+		}
 		c.flush(batch)
 		if leads {
 			// A writer that reads the time before the next lead's own sees
@@ -286,6 +313,12 @@ func (c *committer) takeLead(stall *time.Timer) (leads, ok bool) {
 func (c *committer) flush(batch []*commitRequest) {
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
+	start := time.Now()
+	defer func() {
+		c.flushes.Add(1)
+		c.changes.Add(int64(len(batch)))
+		c.busy.Add(int64(time.Since(start)))
+	}()
 	n := c.inFlight.Add(1)
 	defer c.inFlight.Add(-1)
 	for m := c.mostInFlight.Load(); n > m; m = c.mostInFlight.Load() {

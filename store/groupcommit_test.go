@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -340,6 +341,25 @@ func TestGroupCommit_oneFlushInFlight(t *testing.T) {
 	if _, most := store.FlushWriters(s); most != 1 {
 		t.Fatalf("%d flushes ran at once, want 1 while none stalls", most)
 	}
+	// The figures /metrics shows: every change counted once, in fewer
+	// flushes than changes (they went together), none of them a spare.
+	st, ok := s.GroupCommit()
+	if !ok || st.Changes != 48 || st.Flushes < 1 || st.Flushes >= 48 || st.Spares != 0 || st.Reruns != 0 || st.Busy <= 0 {
+		t.Fatalf("group commit stats %+v (ok %v), want 48 changes in fewer flushes, no spare, time spent", st, ok)
+	}
+}
+
+// TestGroupCommit_statsOnSQLite: SQLite writes without a group commit, and
+// says so rather than report zeros as if one ran.
+func TestGroupCommit_statsOnSQLite(t *testing.T) {
+	s, err := store.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "h.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if st, ok := s.GroupCommit(); ok || st != (store.GroupCommitStats{}) {
+		t.Fatalf("SQLite reported a group commit: %+v", st)
+	}
 }
 
 // TestGroupCommit_stalledFlush: a flush that waits for a lock (here a row
@@ -442,6 +462,10 @@ func TestGroupCommit_stalledFlush(t *testing.T) {
 			}
 			if _, most := store.FlushWriters(s); tc.overtakes != (most == 2) {
 				t.Fatalf("%d flushes at once at most", most)
+			}
+			// What operators see: a spare flush only where one overtook.
+			if st, _ := s.GroupCommit(); tc.overtakes != (st.Spares == 1) || st.Changes != 3 {
+				t.Fatalf("group commit stats %+v, want 3 changes and a spare flush only where one overtook", st)
 			}
 		})
 	}

@@ -135,6 +135,15 @@ func Connect(rawURL string, opts ...Option) (*Store, error) {
 // Dialect is "postgres" or "sqlite".
 func (s *Store) Dialect() string { return s.dialect }
 
+// GroupCommit is what the group commit (groupcommit.go) did since the
+// store opened; ok is false on SQLite, which writes without one.
+func (s *Store) GroupCommit() (stats GroupCommitStats, ok bool) {
+	if s.commits == nil {
+		return GroupCommitStats{}, false
+	}
+	return s.commits.stats(), true
+}
+
 // Close closes the connection pool.
 func (s *Store) Close() error {
 	if s.pool != nil {

@@ -112,7 +112,8 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 		return err
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		groupCommitMetrics{read: s.GroupCommit})
 	recovery, err := api.NewRecovery(reg, s)
 	if err != nil {
 		return err
