@@ -154,9 +154,9 @@ type committer struct {
 // latency rather than throughput; spares counting up mean stalled flushes
 // (lock waits, a slow disk).
 type GroupCommitStats struct {
-	Flushes int64         // commits the group commit sent
+	Flushes int64         // flushes sent (one re-run change by change counts once)
 	Changes int64         // the changes they held
-	Busy    time.Duration // their summed time, from sending to the commit's answer
+	Busy    time.Duration // their summed time, from sending to the last commit's answer
 	Spares  int64         // flushes started beside one that had stalled
 	Reruns  int64         // flushes that failed whole and were re-run change by change
 }

@@ -14,7 +14,7 @@ type groupCommitMetrics struct {
 
 var (
 	flushesDesc = prometheus.NewDesc("handoff_db_flushes_total",
-		"Commits the group commit sent to PostgreSQL; with handoff_db_flushed_changes_total, the changes a commit carried.", nil, nil)
+		"Flushes the group commit sent to PostgreSQL, each one commit (a batch re-run change by change counts once); with handoff_db_flushed_changes_total, the changes a commit carried.", nil, nil)
 	flushedChangesDesc = prometheus.NewDesc("handoff_db_flushed_changes_total",
 		"Changes the group commit's flushes held.", nil, nil)
 	flushSecondsDesc = prometheus.NewDesc("handoff_db_flush_seconds_total",
