@@ -313,12 +313,10 @@ func (c *committer) takeLead(stall *time.Timer) (leads, ok bool) {
 func (c *committer) flush(batch []*commitRequest) {
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
+	c.flushes.Add(1)
+	c.changes.Add(int64(len(batch)))
 	start := time.Now()
-	defer func() {
-		c.flushes.Add(1)
-		c.changes.Add(int64(len(batch)))
-		c.busy.Add(int64(time.Since(start)))
-	}()
+	defer func() { c.busy.Add(int64(time.Since(start))) }() // after the answers: Close waits for it
 	n := c.inFlight.Add(1)
 	defer c.inFlight.Add(-1)
 	for m := c.mostInFlight.Load(); n > m; m = c.mostInFlight.Load() {

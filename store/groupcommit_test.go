@@ -343,6 +343,11 @@ func TestGroupCommit_oneFlushInFlight(t *testing.T) {
 	}
 	// The figures /metrics shows: every change counted once, in fewer
 	// flushes than changes (they went together), none of them a spare.
+	// Read after Close, which waits for every flush to finish, its time
+	// included (a caller may be answered before its flush has ended).
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
 	st, ok := s.GroupCommit()
 	if !ok || st.Changes != 48 || st.Flushes < 1 || st.Flushes >= 48 || st.Spares != 0 || st.Reruns != 0 || st.Busy <= 0 {
 		t.Fatalf("group commit stats %+v (ok %v), want 48 changes in fewer flushes, no spare, time spent", st, ok)
@@ -463,7 +468,11 @@ func TestGroupCommit_stalledFlush(t *testing.T) {
 			if _, most := store.FlushWriters(s); tc.overtakes != (most == 2) {
 				t.Fatalf("%d flushes at once at most", most)
 			}
-			// What operators see: a spare flush only where one overtook.
+			// What operators see: a spare flush only where one overtook
+			// (read after Close, which waits for every flush to end).
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
 			if st, _ := s.GroupCommit(); tc.overtakes != (st.Spares == 1) || st.Changes != 3 {
 				t.Fatalf("group commit stats %+v, want 3 changes and a spare flush only where one overtook", st)
 			}
