@@ -17,13 +17,36 @@ func CreateTogether(s *Store, chs []domain.Change) ([]bool, []error) {
 	for i, ch := range chs {
 		batch[i] = &commitRequest{p: planCreate(ch), done: make(chan commitResult, 1)}
 	}
-	s.commits.flush(batch)
+	s.commits.flush(batch, func() {})
 	created, errs := make([]bool, len(chs)), make([]error, len(chs))
 	for i, r := range batch {
 		res := <-r.done
 		created[i], errs[i] = res.n == 1, res.err
 	}
 	return created, errs
+}
+
+// CreateTogetherObserved is CreateTogether that also reports, at the
+// moment the flush let go of its turn, how many of its callers had been
+// answered already, and how many times it let go.
+func CreateTogetherObserved(s *Store, chs []domain.Change) (answeredAtRelease, releases int, errs []error) {
+	batch := make([]*commitRequest, len(chs))
+	for i, ch := range chs {
+		batch[i] = &commitRequest{p: planCreate(ch), done: make(chan commitResult, 1)}
+	}
+	answeredAtRelease = -1
+	s.commits.flush(batch, func() {
+		releases++
+		answeredAtRelease = 0
+		for _, r := range batch {
+			answeredAtRelease += len(r.done)
+		}
+	})
+	errs = make([]error, len(chs))
+	for i, r := range batch {
+		errs[i] = (<-r.done).err
+	}
+	return answeredAtRelease, releases, errs
 }
 
 // FastPath reports whether the store writes ch in one statement.
@@ -65,7 +88,7 @@ func ApplyTogether(s *Store, chs []domain.Change) ([]bool, []error) {
 	for i, ch := range chs {
 		batch[i] = &commitRequest{p: planChange(ch), done: make(chan commitResult, 1)}
 	}
-	s.commits.flush(batch)
+	s.commits.flush(batch, func() {})
 	written, errs := make([]bool, len(chs)), make([]error, len(chs))
 	for i, r := range batch {
 		res := <-r.done
@@ -220,8 +243,7 @@ func WriteVia(s *Store, via string, chs []domain.Change, create bool) ([]bool, [
 	}
 	if via == "single" {
 		for j, r := range batch {
-			s.commits.alone(ctx, r)
-			res := <-r.done
+			res := s.commits.alone(ctx, r)
 			written[at[j]], errs[at[j]] = res.n == 1, res.err
 		}
 		return written, errs

@@ -199,9 +199,7 @@ func (c *committer) write(ctx context.Context, p *writePlan) (int64, error) {
 			return 0, domain.Errorf(domain.EUnavailable, "the store is closed")
 		default:
 		}
-		c.flush(c.gather(append(make([]*commitRequest, 0, 4), r)))
-		c.leadSince.Store(time.Now().UnixNano())
-		<-c.lead
+		c.flush(c.gather(append(make([]*commitRequest, 0, 4), r)), c.releaseLead)
 		res := <-r.done
 		return res.n, res.err
 	default:
@@ -244,14 +242,10 @@ func (c *committer) run() {
 		if !leads {
 			c.spareFlushes.Add(1)
 		}
-		c.flush(batch)
 		if leads {
-			// A writer that reads the time before the next lead's own sees
-			// this one: it waits as long as for a flush just started.
-			c.leadSince.Store(time.Now().UnixNano())
-			<-c.lead
+			c.flush(batch, c.releaseLead)
 		} else {
-			<-c.spares
+			c.flush(batch, c.releaseSpare)
 		}
 	}
 }
@@ -309,27 +303,50 @@ func (c *committer) takeLead(stall *time.Timer) (leads, ok bool) {
 	}
 }
 
-// flush commits the batch and answers each of its callers.
-func (c *committer) flush(batch []*commitRequest) {
+// releaseLead gives the lead back. A writer that reads the time before
+// the next lead's own sees this one: it waits as long as for a flush just
+// started.
+func (c *committer) releaseLead() {
+	c.leadSince.Store(time.Now().UnixNano())
+	<-c.lead
+}
+
+// releaseSpare gives a spare back.
+func (c *committer) releaseSpare() { <-c.spares }
+
+// flush commits the batch and answers each of its callers. It lets the
+// next flush go (pass: the lead's or the spare's token back) as soon as
+// the database has answered, before it answers the callers: their
+// wake-ups then run beside the next batch's statements instead of
+// before them, on cores the server shares with the database. The
+// flush's time and its place in flight end there too, so that Close,
+// which waits for every token, finds the figures final.
+func (c *committer) flush(batch []*commitRequest, pass func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
 	c.flushes.Add(1)
 	c.changes.Add(int64(len(batch)))
 	start := time.Now()
-	defer func() { c.busy.Add(int64(time.Since(start))) }() // after the answers: Close waits for it
 	n := c.inFlight.Add(1)
-	defer c.inFlight.Add(-1)
 	for m := c.mostInFlight.Load(); n > m; m = c.mostInFlight.Load() {
 		if c.mostInFlight.CompareAndSwap(m, n) {
 			break
 		}
 	}
+	release := func() {
+		c.busy.Add(int64(time.Since(start)))
+		c.inFlight.Add(-1)
+		pass()
+	}
 	if len(batch) == 1 {
-		c.alone(ctx, batch[0])
+		res := c.alone(ctx, batch[0])
+		release()
+		batch[0].done <- res
 		return
 	}
 	ns, err := c.together(ctx, batch, planFlush(batch))
 	if err == nil {
+		release()
 		for i, r := range batch {
 			r.done <- commitResult{n: ns[i]}
 		}
@@ -338,6 +355,7 @@ func (c *committer) flush(batch []*commitRequest) {
 	if isConnError(err) || ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 		// The COMMIT may or may not have happened: acknowledge nothing.
 		res := commitResult{err: domain.Wrap(domain.EUnavailable, err, "the database connection was lost during the write; its outcome is unknown")}
+		release()
 		for _, r := range batch {
 			r.done <- res
 		}
@@ -345,8 +363,13 @@ func (c *committer) flush(batch []*commitRequest) {
 	}
 	// The transaction rolled back as a whole: each change on its own.
 	c.reruns.Add(1)
-	for _, r := range batch {
-		c.alone(ctx, r)
+	res := make([]commitResult, len(batch))
+	for i, r := range batch {
+		res[i] = c.alone(ctx, r)
+	}
+	release()
+	for i, r := range batch {
+		r.done <- res[i]
 	}
 }
 
@@ -425,7 +448,7 @@ func readPart(br pgx.BatchResults, p flushPart, batch []*commitRequest, ns []int
 
 // alone commits one change: its statement after flushOpening's, in one round
 // trip and one implicit transaction.
-func (c *committer) alone(ctx context.Context, r *commitRequest) {
+func (c *committer) alone(ctx context.Context, r *commitRequest) commitResult {
 	st := singleStatement(r.p)
 	b := &pgx.Batch{}
 	opening, args := flushOpening(r.p)
@@ -443,5 +466,5 @@ func (c *committer) alone(ctx context.Context, r *commitRequest) {
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
-	r.done <- commitResult{n: n, err: translate(err, "operation")}
+	return commitResult{n: n, err: translate(err, "operation")}
 }

@@ -479,3 +479,46 @@ func TestGroupCommit_stalledFlush(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupCommit_turnPassedBeforeAnswers: a flush lets the next one go
+// as soon as the database has answered, before it answers its callers —
+// once, whether it held one change, several, or several re-run one by
+// one — so that the next batch is on its way while this one's callers
+// wake (docs/performance.md: the gap between flushes).
+func TestGroupCommit_turnPassedBeforeAnswers(t *testing.T) {
+	needPostgres(t)
+	ctx := context.Background()
+	s := storetest.New(t)
+	ids := &domain.IDSource{}
+	first := newRegistration(t, ids, "turn_0:task")
+	if _, created, err := s.Create(ctx, first); err != nil || !created {
+		t.Fatalf("create: %v %v", created, err)
+	}
+	poisoned := []domain.Change{newRegistration(t, ids, "turn_p1:task"), newRegistration(t, ids, "turn_p2:task")}
+	poisoned[1].Events[0].ID = first.Events[0].ID
+	for _, tc := range []struct {
+		name    string
+		chs     []domain.Change
+		failing int
+	}{
+		{"one change", []domain.Change{newRegistration(t, ids, "turn_1:task")}, 0},
+		{"several", []domain.Change{newRegistration(t, ids, "turn_2:task"), newRegistration(t, ids, "turn_3:task")}, 0},
+		{"re-run one by one", poisoned, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			answered, releases, errs := store.CreateTogetherObserved(s, tc.chs)
+			if releases != 1 || answered != 0 {
+				t.Fatalf("the turn was passed %d times, with %d callers answered before; want once, before any", releases, answered)
+			}
+			failed := 0
+			for _, err := range errs {
+				if err != nil {
+					failed++
+				}
+			}
+			if failed != tc.failing {
+				t.Fatalf("%d changes failed, want %d: %v", failed, tc.failing, errs)
+			}
+		})
+	}
+}
