@@ -211,7 +211,7 @@ func (s *Store) CreateBatch(ctx context.Context, changes []domain.Change) error 
 	// the load filled through its triggers, as it did 00022's identifiers.
 	sql := "ANALYZE operations"
 	if s.dialect == "postgres" {
-		sql = "VACUUM (ANALYZE) operations, operation_search, operation_search_exact"
+		sql = "VACUUM (ANALYZE) operations, operation_search"
 	}
 	return translate(s.db.WithContext(ctx).Exec(sql).Error, "operation")
 }

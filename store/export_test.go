@@ -172,7 +172,7 @@ func SearchSide(ctx context.Context, s *Store, id string) ([]SearchRow, error) {
 }
 
 // SearchExact is the operation's values in migration 00022's table of
-// identifiers, sorted.
+// identifiers (which 00025 drops), sorted.
 func SearchExact(ctx context.Context, s *Store, id string) ([]string, error) {
 	var vals []string
 	err := s.db.WithContext(ctx).Raw("SELECT value FROM operation_search_exact WHERE operation_id = ? ORDER BY value", id).

@@ -230,15 +230,23 @@ var (
 // probes the side table by key and stops at the page. (An EXISTS or IN
 // under an OR is checked row by row, or materialises every match, and
 // reads the whole table.) The attempt's operation is a scalar subquery,
-// and the operations an identifier names (00022's exact table, by its hash
-// index) an array subquery, each evaluated once.
+// and the operations an identifier names an array subquery, each
+// evaluated once; that one reads migration 00025's hash indexes, whose
+// predicates (the value not empty) each arm repeats so that the planner
+// may take them.
 const sideSearch = `EXISTS (SELECT 1 FROM operation_search s WHERE s.operation_id = operations.id AND ` +
 	`(s.body LIKE ? ESCAPE '\' OR s.operation_id = ? OR s.operation_id = (SELECT operation_id FROM attempts WHERE id = ?) OR ` +
-	`s.operation_id = ANY (ARRAY(SELECT operation_id FROM operation_search_exact WHERE value = lower(?)))))`
+	`s.operation_id = ANY (ARRAY(SELECT o.id FROM operations o WHERE ` +
+	`(o.event_id <> '' AND lower(o.event_id) = lower(?)) OR (o.correlation_id <> '' AND lower(o.correlation_id) = lower(?)) OR ` +
+	`(o.provider_key <> '' AND lower(o.provider_key) = lower(?)) OR (o.result_ref <> '' AND lower(o.result_ref) = lower(?))))))`
+
+// sideArgs are sideSearch's arguments: the pattern, then the text for the
+// operation's ID, an attempt's ID and each identifier.
+func sideArgs(pat, text string) []any { return []any{pat, text, text, text, text, text, text} }
 
 // textMatch is the search's condition. On PostgreSQL each of its arms can be
 // read from an index: migration 00004's trigram indexes for the desk's
-// search, 00012's side table and 00022's exact table for the Operations
+// search, 00012's side table and 00025's hash indexes for the Operations
 // page's (sideSearch). A text with a line break, and every search on
 // SQLite, is matched column by column, the same way. The exact operation
 // and attempt IDs are found through the primary keys; the attempt's
@@ -254,11 +262,11 @@ func (s *Store) textMatch(q domain.ListQuery) (string, []any) {
 	hidden := q.ContentHiddenTypes
 	if q.Deep && s.dialect == "postgres" && !strings.Contains(q.Text, "\n") {
 		if len(hidden) == 0 {
-			return sideSearch, []any{pat, q.Text, q.Text, q.Text}
+			return sideSearch, sideArgs(pat, q.Text)
 		}
 		cols, args := columnMatch(q, pat)
 		return "((type NOT IN ? AND " + sideSearch + ") OR (type IN ? AND " + cols + "))",
-			append([]any{hidden, pat, q.Text, q.Text, q.Text, hidden}, args...)
+			append(append(append([]any{hidden}, sideArgs(pat, q.Text)...), hidden), args...)
 	}
 	cols, args := columnMatch(q, pat)
 	if q.Deep && len(hidden) > 0 {

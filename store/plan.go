@@ -14,9 +14,9 @@ import (
 // rules — which columns a change writes, the compare-and-set's guard, the
 // attempt rule — live here, in data; a renderer only spells them.
 //
-// The search side rows (PostgreSQL's operation_search and
-// operation_search_exact, migrations 00012 and 00022) follow the operation
-// by trigger, so a plan has none of its own.
+// The search side rows (PostgreSQL's operation_search, migration 00012)
+// follow the operation by trigger, and its identifiers are in indexes of
+// its own (00025), so a plan has none of its own.
 
 // route is which renderers may write a plan.
 type route int

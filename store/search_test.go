@@ -133,7 +133,9 @@ func TestList_OperationsSearchPlan(t *testing.T) {
 		{domain.ListQuery{Text: m.attempt, Deep: true, States: []domain.State{domain.Completed}, Types: []string{"crm.task.create"}},
 			[]string{"Bitmap Index Scan on operation_search_body", "attempts_pkey"}},
 		{domain.ListQuery{Text: m.eventID, Deep: true}, []string{"Bitmap Index Scan on operation_search_body",
-			"operation_search_exact_value", "Bitmap Index Scan on operation_search_pkey"}},
+			"Bitmap Index Scan on operations_exact_event_id", "Bitmap Index Scan on operations_exact_correlation_id",
+			"Bitmap Index Scan on operations_exact_provider_key", "Bitmap Index Scan on operations_exact_result_ref",
+			"Bitmap Index Scan on operation_search_pkey"}},
 		{domain.ListQuery{Text: m.errText, States: domain.DeskStates}, nil}, // the queue's: 00004's indexes
 	} {
 		plan, err := store.ExplainList(s, c.q, off...)
@@ -178,23 +180,12 @@ func identifiers(op domain.Operation) []string {
 	return slices.DeleteFunc(ids, func(v string) bool { return v == "" })
 }
 
-// wantExact is 00022's table's values for op: its identifiers, lowercased,
-// each once, sorted.
-func wantExact(op domain.Operation) []string {
-	var vals []string
-	for _, v := range identifiers(op) {
-		vals = append(vals, strings.ToLower(v))
-	}
-	slices.Sort(vals)
-	return slices.Compact(vals)
-}
-
 // searchFollows checks, after step, that the Operations page's search finds
 // the operation by its ID, every attempt's ID and, in upper case, each
 // searched column that is not empty and word (a word of its content, if
 // any); that it does not find it by gone (words no longer in it); and, on
-// PostgreSQL, that the side table holds exactly the operation's text and
-// the exact table its identifiers. It returns the side table's rows.
+// PostgreSQL, that the side table holds exactly the operation's text. It
+// returns the side table's rows.
 func searchFollows(t *testing.T, s *store.Store, step, id, word string, gone ...string) []store.SearchRow {
 	t.Helper()
 	ctx := context.Background()
@@ -244,13 +235,6 @@ func searchFollows(t *testing.T, s *store.Store, step, id, word string, gone ...
 		if rows[i].Part != want[i].Part || rows[i].Body != want[i].Body {
 			t.Fatalf("%s: side row %+v, want %+v", step, rows[i], want[i])
 		}
-	}
-	exact, err := store.SearchExact(ctx, s, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := wantExact(op); !slices.Equal(exact, want) {
-		t.Fatalf("%s: exact values %q, want %q", step, exact, want)
 	}
 	return rows
 }
@@ -335,16 +319,14 @@ func TestList_OperationsSearchFollows(t *testing.T) {
 		if rows, err := store.SearchSide(ctx, s, desk.ID); err != nil || len(rows) != 0 {
 			t.Errorf("a deleted operation's text stays: %+v %v", rows, err)
 		}
-		if vals, err := store.SearchExact(ctx, s, desk.ID); err != nil || len(vals) != 0 {
-			t.Errorf("a deleted operation's identifiers stay: %q %v", vals, err)
-		}
 	}
 }
 
 // TestList_OperationsSearchSideMultiRow: the side table follows operations
 // written by the group commit's multi-row statements (store/multirow.go) as
 // it follows those written one by one: registrations add their text, begins
-// write nothing, settles with a result ref add it to the exact table only.
+// and settles with a result ref and no error write nothing (the result ref
+// is found through migration 00025's index).
 func TestList_OperationsSearchSideMultiRow(t *testing.T) {
 	needPostgres(t)
 	ctx := context.Background()
@@ -416,8 +398,8 @@ func TestList_OperationsSearchSideMultiRow(t *testing.T) {
 
 // TestMigration_searchSideBackfill: migrations 00012 and 00022 copy the
 // searched text of the operations that exist before them into the side
-// table, the error only of those that have one, and their identifiers into
-// the exact table, and the search finds them by it.
+// table, the error only of those that have one, and the search finds them
+// by it and by their identifiers (00025's indexes).
 func TestMigration_searchSideBackfill(t *testing.T) {
 	ctx := context.Background()
 	s, err := store.Connect(storetest.URL(t))
@@ -656,4 +638,60 @@ func TestMigration_searchExactDown(t *testing.T) {
 	}
 	searchFollows(t, s, "migrated again", before.ID, "written before")
 	searchFollows(t, s, "written between, migrated again", between.ID, "written between")
+}
+
+// TestMigration_searchIdentifiersDown: migration 00025 undone puts back
+// 00022's table of identifiers, filled with every operation's, and its
+// trigger, which keeps it for the operations written meanwhile; done again,
+// it drops the table and the search finds them all by their identifiers
+// through its indexes.
+func TestMigration_searchIdentifiersDown(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t)
+	l := domain.NewLedger(s, testCards())
+	before := registerSettled(t, l, domain.Registration{Key: "Idx_Before:Task", EventID: "Evt-Idx-Before", CorrelationID: "Run-Idx-Before",
+		ProviderKey: "PK-Idx-Before", Content: json.RawMessage(`{"note":"Indexed Before"}`)}, "CRM-Idx-Before", nil)
+	if err := store.MigrateDownTo(ctx, s, 24); err != nil {
+		t.Fatal(err)
+	}
+	between := registerSettled(t, l, domain.Registration{Key: "Idx_Between:Task", EventID: "Evt-Idx-Between",
+		Content: json.RawMessage(`{"note":"Indexed Between"}`)}, "CRM-Idx-Between", nil)
+	if storetest.Postgres() {
+		for _, op := range []domain.Operation{before, between} {
+			op, _, err := s.Load(ctx, "", op.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, v := range identifiers(op) {
+				want = append(want, strings.ToLower(v))
+			}
+			slices.Sort(want)
+			got, err := store.SearchExact(ctx, s, op.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, slices.Compact(want)) {
+				t.Errorf("%s with 00025 undone: exact values %q, want %q", op.Key, got, want)
+			}
+		}
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if storetest.Postgres() {
+		if err := store.Exec(ctx, s, `DO $$ BEGIN
+			IF to_regclass('operation_search_exact') IS NOT NULL THEN RAISE EXCEPTION 'the exact table stays'; END IF;
+		END $$`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	searchFollows(t, s, "migrated again", before.ID, "indexed before")
+	searchFollows(t, s, "written between, migrated again", between.ID, "indexed between")
+	for text, id := range map[string]string{"evt-idx-before": before.ID, "RUN-IDX-BEFORE": before.ID, "pk-idx-before": before.ID,
+		"crm-idx-before": before.ID, "Evt-Idx-Between": between.ID, "crm-idx-between": between.ID} {
+		if got := found(t, s, domain.ListQuery{Text: text, Deep: true, Limit: 50}); !slices.Equal(got, []string{id}) {
+			t.Errorf("search %q found %v, want %s", text, got, id)
+		}
+	}
 }

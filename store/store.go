@@ -218,7 +218,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if len(results) > 0 && s.dialect == "postgres" {
 		// Fresh statistics for the planner: new indexes and tables have
 		// none until autovacuum comes round.
-		if err := s.db.WithContext(ctx).Exec("ANALYZE operations, operation_search, operation_search_exact, attempts, content_versions, audit_events, api_tokens").Error; err != nil {
+		if err := s.db.WithContext(ctx).Exec("ANALYZE operations, operation_search, attempts, content_versions, audit_events, api_tokens").Error; err != nil {
 			return domain.Wrap(domain.EUnavailable, err, "analyzing the migrated tables failed")
 		}
 	}
