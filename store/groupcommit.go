@@ -447,7 +447,8 @@ func readPart(br pgx.BatchResults, p flushPart, batch []*commitRequest, ns []int
 }
 
 // alone commits one change: its statement after flushOpening's, in one round
-// trip and one implicit transaction.
+// trip and one implicit transaction; it returns the change's answer for
+// flush to give once it has passed its turn.
 func (c *committer) alone(ctx context.Context, r *commitRequest) commitResult {
 	st := singleStatement(r.p)
 	b := &pgx.Batch{}
