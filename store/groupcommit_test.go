@@ -343,8 +343,8 @@ func TestGroupCommit_oneFlushInFlight(t *testing.T) {
 	}
 	// The figures /metrics shows: every change counted once, in fewer
 	// flushes than changes (they went together), none of them a spare.
-	// Read after Close, which waits for every flush to finish, its time
-	// included (a caller may be answered before its flush has ended).
+	// Read after Close, which waits for every flush to pass its turn, and
+	// a flush's time is counted before it does.
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
