@@ -157,7 +157,9 @@ func TestAlertRules(t *testing.T) {
 }
 
 // TestDashboard: the Grafana dashboard parses and every panel's queries
-// refer only to served series.
+// refer only to served series. The group commit's (handoff_db_*) are
+// served by cmd/handoff, which this package cannot import: its
+// TestDashboard_groupCommitSeries checks those against its collector.
 func TestDashboard(t *testing.T) {
 	raw, err := os.ReadFile("grafana/handoff.json")
 	if err != nil {
@@ -189,7 +191,7 @@ func TestDashboard(t *testing.T) {
 				t.Errorf("panel %q: %s refers to no series", p.Title, q.Expr)
 			}
 			for _, s := range series {
-				if !names[s] {
+				if !names[s] && !strings.HasPrefix(s, "handoff_db_") {
 					t.Errorf("panel %q refers to %s, which /metrics does not serve", p.Title, s)
 				}
 			}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"regexp"
 	"testing"
 	"time"
 
@@ -44,5 +46,39 @@ func TestGroupCommitMetrics(t *testing.T) {
 	}
 	if got := gather(func() (store.GroupCommitStats, bool) { return store.GroupCommitStats{}, false }); len(got) != 0 {
 		t.Fatalf("SQLite exported %v, want nothing", got)
+	}
+}
+
+// TestDashboard_groupCommitSeries: every group-commit series the Grafana
+// dashboard queries is one this collector serves (deploy's TestDashboard
+// checks the rest), and the dashboard shows the batch and the flushes in
+// flight.
+func TestDashboard_groupCommitSeries(t *testing.T) {
+	raw, err := os.ReadFile("../../deploy/grafana/handoff.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]bool{}
+	descs := make(chan *prometheus.Desc, 10)
+	groupCommitMetrics{}.Describe(descs)
+	close(descs)
+	for d := range descs {
+		m := regexp.MustCompile(`fqName: "([a-z_]+)"`).FindStringSubmatch(d.String())
+		if m == nil {
+			t.Fatalf("unreadable description %s", d)
+		}
+		served[m[1]] = true
+	}
+	used := map[string]bool{}
+	for _, s := range regexp.MustCompile(`\bhandoff_db_[a-z_]+`).FindAllString(string(raw), -1) {
+		used[s] = true
+		if !served[s] {
+			t.Errorf("the dashboard queries %s, which the group commit's collector does not serve", s)
+		}
+	}
+	for _, want := range []string{"handoff_db_flushes_total", "handoff_db_flushed_changes_total", "handoff_db_flush_seconds_total"} {
+		if !used[want] {
+			t.Errorf("the dashboard does not query %s", want)
+		}
 	}
 }
