@@ -62,8 +62,9 @@ func TestDashboard_groupCommitSeries(t *testing.T) {
 	descs := make(chan *prometheus.Desc, 10)
 	groupCommitMetrics{}.Describe(descs)
 	close(descs)
+	name := regexp.MustCompile(`fqName: "([a-z_]+)"`)
 	for d := range descs {
-		m := regexp.MustCompile(`fqName: "([a-z_]+)"`).FindStringSubmatch(d.String())
+		m := name.FindStringSubmatch(d.String())
 		if m == nil {
 			t.Fatalf("unreadable description %s", d)
 		}
