@@ -159,7 +159,7 @@ func TestFaults_ConnectionKillsUnderLoad(t *testing.T) {
 	s := startServer(t, "HANDOFF_DATABASE_URL="+dbURL)
 
 	watch := &statusWatch{next: http.DefaultTransport}
-	stopKills := killBackends(t, app, 50*time.Millisecond, watch.answered)
+	stopKills := killBackends(t, app, 50*time.Millisecond, watch.answered).stop
 
 	c := client.New(s.URL, s.Token)
 	c.HTTP = &http.Client{Transport: watch, Timeout: 30 * time.Second}
@@ -244,14 +244,15 @@ func namedDatabase(t *testing.T) (app, dbURL string) {
 // (20 ms on a loaded machine), a strike every interval kills every
 // connection before its first statement, nothing ever completes, and the
 // test tests nothing.
-func killBackends(t *testing.T, app string, every time.Duration, progress func() int64) (stop func() int64) {
+func killBackends(t *testing.T, app string, every time.Duration, progress func() int64) *backendKiller {
 	t.Helper()
 	admin, err := sql.Open("pgx", os.Getenv(storetest.EnvPostgres))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var kills atomic.Int64
+	k := &backendKiller{struck: make(chan struct{})}
+	var struckOnce sync.Once
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -272,23 +273,33 @@ func killBackends(t *testing.T, app string, every time.Duration, progress func()
 				}
 				var n int64
 				if admin.QueryRowContext(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-					WHERE application_name = $1 AND pid <> pg_backend_pid()`, app).Scan(&n) == nil {
-					kills.Add(n)
+					WHERE application_name = $1 AND pid <> pg_backend_pid()`, app).Scan(&n) == nil && n > 0 {
+					k.kills.Add(n)
+					struckOnce.Do(func() { close(k.struck) })
 				}
 			}
 		}
 	}()
 	var once sync.Once
-	stop = func() int64 {
+	k.stop = func() int64 {
 		once.Do(func() {
 			cancel()
 			<-done
 			admin.Close()
 		})
-		return kills.Load()
+		return k.kills.Load()
 	}
-	t.Cleanup(func() { stop() })
-	return stop
+	t.Cleanup(func() { k.stop() })
+	return k
+}
+
+// backendKiller is killBackends' handle: stop ends the strikes and reports
+// how many backends they killed; struck is closed by the first strike that
+// killed one, for a test whose outage must have begun before it goes on.
+type backendKiller struct {
+	stop   func() int64
+	struck chan struct{}
+	kills  atomic.Int64
 }
 
 // TestFaults_ClientRidesOutDatabaseOutage: a provider call that succeeded
@@ -305,9 +316,17 @@ func TestFaults_ClientRidesOutDatabaseOutage(t *testing.T) {
 	op, err := c.Do(context.Background(), client.Request{Key: "outage", Type: "crm.task.create",
 		Content: map[string]any{"title": "hi"}, LeaseSeconds: 30}, func(context.Context, client.Claim) (client.Result, error) {
 		calls++
-		stop = killBackends(t, app, 10*time.Millisecond, nil)
+		k := killBackends(t, app, 10*time.Millisecond, nil)
+		stop = k.stop
+		// The provider answers once the outage has begun: once a strike
+		// has killed one of the server's connections, not after a fixed
+		// wait, which on a loaded machine can pass before the first strike
+		// lands and leave the settle nothing to ride out.
+		select {
+		case <-k.struck:
+		case <-time.After(10 * time.Second):
+		}
 		time.AfterFunc(5*time.Second, func() { stop() })
-		time.Sleep(200 * time.Millisecond) // the provider answers once the outage has begun
 		return client.Result{Ref: "crm_outage"}, nil
 	})
 	kills := stop()

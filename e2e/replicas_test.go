@@ -52,7 +52,7 @@ func TestFaults_ThreeReplicasUnderConnectionKills(t *testing.T) {
 		servers[i] = &server{URL: p.URL, Token: token}
 	}
 
-	stopKills := killBackends(t, app, 50*time.Millisecond, watch.answered)
+	stopKills := killBackends(t, app, 50*time.Millisecond, watch.answered).stop
 	var mu sync.Mutex
 	calls := map[string]int{}   // key → provider calls, as the workers saw them
 	done := map[string]string{} // key → ref of every Do a worker saw complete
