@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -340,6 +341,19 @@ func (l *Ledger) Reconcile(ctx context.Context, actor Actor, id string, r Reconc
 	}
 	r.Evidence = RelayedText(r.Evidence)
 	r.Result = relayedResult(r.Result)
+	r.CallBeganAt = nil
+	if err := checkID(id, "operation"); err != nil {
+		return Operation{}, err
+	}
+	if !r.Found {
+		began, ok, err := l.CallBeganAt(ctx, id, math.MaxInt)
+		if err != nil {
+			return Operation{}, err
+		}
+		if ok {
+			r.CallBeganAt = &began
+		}
+	}
 	ch, err := l.mutate(ctx, actor, id, r)
 	return ch.Op, err
 }
