@@ -34,7 +34,12 @@ type UpstreamConfig struct {
 	Name    string            `yaml:"name"`
 	Command []string          `yaml:"command"`
 	Env     map[string]string `yaml:"env"`
-	URL     string            `yaml:"url"`
+	// PassEnv names variables of handoff mcp's own environment that a
+	// command upstream gets as they are. Nothing else is inherited beyond a
+	// small base (PATH, HOME, the locale; see baseEnv): the environment
+	// holds Handoff's token, and an upstream is someone else's program.
+	PassEnv []string `yaml:"pass_env"`
+	URL     string   `yaml:"url"`
 	// Pass lists unlisted tools allowed through although their annotations
 	// say, or leave it to be assumed, that they are destructive.
 	Pass  []string     `yaml:"pass"`
@@ -83,6 +88,8 @@ var errorClasses = []string{"transient", "rate_limited", "timeout", "validation"
 	"not_found", "conflict", "config", "unknown"}
 
 var upstreamName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // LoadConfig reads and checks a configuration file; its errors name the
 // file, the upstream and tool, and the field.
@@ -139,6 +146,21 @@ func (c *Config) check() error {
 			return bad(where, "url", "must be an http:// or https:// URL")
 		case len(u.Env) > 0 && u.URL != "":
 			return bad(where, "env", "only for a command")
+		case len(u.PassEnv) > 0 && u.URL != "":
+			return bad(where, "pass_env", "only for a command")
+		}
+		for _, name := range u.PassEnv {
+			if !envName.MatchString(name) {
+				return bad(where, "pass_env", "%q is not an environment variable's name", name)
+			}
+		}
+		for name := range u.Env {
+			if !envName.MatchString(name) {
+				return bad(where, "env", "%q is not an environment variable's name", name)
+			}
+		}
+		if slices.Contains(u.PassEnv, c.tokenEnv()) || u.Env[c.tokenEnv()] != "" {
+			return bad(where, "pass_env", "%s holds Handoff's workflow token; an upstream never gets it", c.tokenEnv())
 		}
 		seen[u.Name] = true
 		tools := map[string]bool{}

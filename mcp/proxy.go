@@ -59,7 +59,7 @@ func New(ctx context.Context, cfg *Config, token, version string, log *slog.Logg
 	p := &Proxy{cfg: cfg, hc: client.New(cfg.url(), token), routes: map[string]*route{}, log: log}
 	impl := &sdk.Implementation{Name: "handoff-mcp", Version: version}
 	for _, uc := range cfg.Upstreams {
-		u, err := connectUpstream(ctx, uc, impl)
+		u, err := connectUpstream(ctx, uc, impl, cfg.tokenEnv())
 		if err != nil {
 			p.Close()
 			return nil, err

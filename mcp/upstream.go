@@ -15,17 +15,19 @@ import (
 
 // upstream is a connected upstream MCP server and the tools it listed.
 type upstream struct {
-	cfg   UpstreamConfig
-	impl  *sdk.Implementation
-	mu    sync.Mutex
-	sess  *sdk.ClientSession
-	tools []*sdk.Tool
+	cfg  UpstreamConfig
+	impl *sdk.Implementation
+	// withhold names the variable with Handoff's token: never passed on.
+	withhold string
+	mu       sync.Mutex
+	sess     *sdk.ClientSession
+	tools    []*sdk.Tool
 }
 
 // connectUpstream starts or reaches the upstream and lists its tools; an
 // upstream that cannot be reached is named in the error.
-func connectUpstream(ctx context.Context, cfg UpstreamConfig, impl *sdk.Implementation) (*upstream, error) {
-	u := &upstream{cfg: cfg, impl: impl}
+func connectUpstream(ctx context.Context, cfg UpstreamConfig, impl *sdk.Implementation, withhold string) (*upstream, error) {
+	u := &upstream{cfg: cfg, impl: impl, withhold: withhold}
 	if err := u.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -45,10 +47,7 @@ func (u *upstream) connect(ctx context.Context) error {
 	var t sdk.Transport
 	if len(u.cfg.Command) > 0 {
 		cmd := exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)
-		cmd.Env = os.Environ()
-		for k, v := range u.cfg.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
+		cmd.Env = upstreamEnv(os.Environ(), u.cfg, u.withhold)
 		cmd.Stderr = os.Stderr // the upstream's diagnostics go where ours do
 		t = &sdk.CommandTransport{Command: cmd}
 	} else {
