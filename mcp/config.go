@@ -42,8 +42,22 @@ type UpstreamConfig struct {
 	URL     string   `yaml:"url"`
 	// Pass lists unlisted tools allowed through although their annotations
 	// say, or leave it to be assumed, that they are destructive.
-	Pass  []string     `yaml:"pass"`
-	Tools []ToolConfig `yaml:"tools"`
+	Pass []string `yaml:"pass"`
+	// PassTimeout bounds a passed-through (unguarded) call; default 30s.
+	PassTimeout string       `yaml:"pass_timeout"`
+	Tools       []ToolConfig `yaml:"tools"`
+
+	passTimeoutD time.Duration
+}
+
+// defaultPassTimeout bounds a passed-through call when the file says nothing.
+const defaultPassTimeout = 30 * time.Second
+
+func (u *UpstreamConfig) passTimeout() time.Duration {
+	if u.passTimeoutD > 0 {
+		return u.passTimeoutD
+	}
+	return defaultPassTimeout
 }
 
 // ToolConfig is one guarded tool: the operation type it runs as, how its
@@ -161,6 +175,13 @@ func (c *Config) check() error {
 		}
 		if slices.Contains(u.PassEnv, c.tokenEnv()) || u.Env[c.tokenEnv()] != "" {
 			return bad(where, "pass_env", "%s holds Handoff's workflow token; an upstream never gets it", c.tokenEnv())
+		}
+		if u.PassTimeout != "" {
+			d, err := time.ParseDuration(u.PassTimeout)
+			if err != nil || d <= 0 {
+				return bad(where, "pass_timeout", "%q is not a positive duration such as 20s", u.PassTimeout)
+			}
+			c.Upstreams[i].passTimeoutD = d
 		}
 		seen[u.Name] = true
 		tools := map[string]bool{}

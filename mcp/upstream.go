@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -66,6 +67,37 @@ func (u *upstream) connect(ctx context.Context) error {
 	u.sess = sess
 	u.mu.Unlock()
 	return nil
+}
+
+// pingTimeout bounds the check that a session is still there.
+const pingTimeout = 5 * time.Second
+
+// ready makes sure the session answers before a call is sent on it: a
+// session that has ended while idle (the upstream process died, its server
+// restarted and answers 404 for the old session) is replaced now, while
+// nothing has been sent, so the call that follows is not lost in doubt.
+func (u *upstream) ready(ctx context.Context) error {
+	u.mu.Lock()
+	sess := u.sess
+	u.mu.Unlock()
+	if sess != nil {
+		pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+		err := sess.Ping(pctx, nil)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		u.mu.Lock()
+		if u.sess == sess {
+			u.sess = nil
+			_ = sess.Close()
+		}
+		u.mu.Unlock()
+	}
+	return u.connect(ctx)
 }
 
 // call calls the upstream tool. A session that has ended (the upstream
