@@ -44,7 +44,9 @@ func repeatRisk(uc UpstreamConfig, t *sdk.Tool) string {
 	}
 	a := t.Annotations
 	switch {
-	case a == nil || a.ReadOnlyHint:
+	case a == nil:
+		return "nothing (so it may be destructive)"
+	case a.ReadOnlyHint:
 		return ""
 	case a.DestructiveHint != nil && *a.DestructiveHint:
 		return "destructiveHint: true"
