@@ -41,8 +41,11 @@ type agentRun struct {
 		Annotations map[string]any `json:"annotations"`
 	} `json:"tools"`
 	List, First, Second, Other, Move agentAnswer
-	AfterSecond                      string `json:"after_second"`
-	AfterOther                       string `json:"after_other"`
+	Edit                             agentAnswer `json:"edit"`
+	EditRetry                        agentAnswer `json:"edit_retry"`
+	AfterEdits                       string      `json:"after_edits"`
+	AfterSecond                      string      `json:"after_second"`
+	AfterOther                       string      `json:"after_other"`
 }
 
 // TestMCP_OfficialPeers drives `handoff mcp` with the official TypeScript
@@ -69,6 +72,10 @@ upstreams:
         content: [path, content]
         errors:
           - {match: "Access denied|outside allowed", class: permission}
+      - name: edit_file
+        type: fs.file.edit
+        key: {from: [path, edits]}
+        content: [path, edits]
 `, d.URL, server, dir)
 		if err := os.WriteFile(file, []byte(cfg), 0o600); err != nil {
 			t.Fatal(err)
@@ -116,6 +123,9 @@ func checkAgentRun(t *testing.T, d *mcpDesk, dir string, cmd *exec.Cmd) {
 	if err := os.WriteFile(filepath.Join(dir, "readme.txt"), []byte("hello"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "todo.txt"), []byte("line 1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -158,6 +168,10 @@ func checkAgentRun(t *testing.T, d *mcpDesk, dir string, cmd *exec.Cmd) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "moved.txt")); err == nil {
 		t.Errorf("move_file ran")
+	}
+	if run.Edit.IsError || run.EditRetry.IsError || dig(run.EditRetry.Meta, "handoff", "replayed") != true ||
+		run.AfterEdits != "line 1\nline 2" {
+		t.Errorf("edit_file retried should append the line once: %+v %+v, file %q", run.Edit, run.EditRetry, run.AfterEdits)
 	}
 	// One operation, completed, made by the TypeScript client's session.
 	id := fmt.Sprint(dig(run.First.Meta, "handoff", "operation"))
