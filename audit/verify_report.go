@@ -20,6 +20,10 @@ type Verifier struct {
 	RefName string
 	// MaxBreaks bounds the breaks kept (default 100); the rest are counted.
 	MaxBreaks int
+	// Roots are the checkpoints' roots as published outside the database
+	// (ReadRoots); nil checks none. Each checkpoint must have its published
+	// root, and each published checkpoint must be in the trail.
+	Roots map[int64]string
 
 	streams     map[string]*chainState
 	pending     map[string][]expectation // checkpoint heads not yet seen
@@ -32,6 +36,7 @@ type Verifier struct {
 	checkpoints int64
 	breaks      []Break
 	omitted     int
+	seenRoots   map[int64]bool
 }
 
 // expectation is a head a checkpoint recorded.
@@ -112,6 +117,7 @@ func (v *Verifier) system(e domain.AuditEvent, ref int64) {
 		if root := MerkleRoot(c.Heads); root != c.Root {
 			v.add(BreakCheckpoint, e, ref, fmt.Sprintf("checkpoint %d: its heads give root %.16s…, it records %.16s…", c.Seq, root, c.Root))
 		}
+		v.checkPublished(c, e, ref)
 		for _, h := range c.Heads {
 			v.expect(h, c.Seq, e.ID, ref)
 		}
@@ -216,6 +222,7 @@ func (v *Verifier) ExpectLast(h domain.StreamHead) {
 func (v *Verifier) Report() Report {
 	v.init()
 	v.drillReport()
+	v.missingPublished()
 	for _, stream := range slices.Sorted(maps.Keys(v.pending)) {
 		st := v.streams[stream]
 		tomb, purged := v.tombs[stream]

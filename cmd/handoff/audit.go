@@ -124,8 +124,21 @@ func auditVerify(ctx context.Context, cfg config, args []string, stdout io.Write
 	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
 	db := fs.Bool("db", false, "verify the database (HANDOFF_DATABASE_URL) instead of a file")
 	partial := fs.Bool("partial", false, "the file is an export filtered by time or namespace")
+	rootsFile := fs.String("roots", "", "check the checkpoints against the roots published to this file (HANDOFF_AUDIT_ROOTS_FILE)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var roots map[int64]string
+	if *rootsFile != "" {
+		f, err := os.Open(*rootsFile)
+		if err != nil {
+			return err
+		}
+		roots, err = audit.ReadRoots(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("--roots %s: %w", *rootsFile, err)
+		}
 	}
 	if *db {
 		if fs.NArg() != 0 {
@@ -136,14 +149,14 @@ func auditVerify(ctx context.Context, cfg config, args []string, stdout io.Write
 			return err
 		}
 		defer s.Close()
-		rep, err := audit.NewTrail(s).VerifyDB(ctx, &audit.Verifier{})
+		rep, err := audit.NewTrail(s).VerifyDB(ctx, &audit.Verifier{Roots: roots})
 		if err != nil {
 			return err
 		}
 		return printReport(stdout, "the database", rep)
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: handoff audit verify [--partial] FILE | handoff audit verify --db")
+		return errors.New("usage: handoff audit verify [--partial] [--roots ROOTS] FILE | handoff audit verify --db [--roots ROOTS]")
 	}
 	path := fs.Arg(0)
 	each := func(fn func(domain.AuditEvent, int64) error) error {
@@ -155,7 +168,7 @@ func auditVerify(ctx context.Context, cfg config, args []string, stdout io.Write
 		_, err = audit.DecodeExport(f, fn)
 		return err
 	}
-	rep, err := audit.VerifyEvents(&audit.Verifier{Partial: *partial, RefName: "line"}, each, nil)
+	rep, err := audit.VerifyEvents(&audit.Verifier{Partial: *partial, RefName: "line", Roots: roots}, each, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
