@@ -106,7 +106,16 @@ func (v *Verifier) missingPublished() {
 		return
 	}
 	for seq := int64(1); seq <= maxKey(v.Roots); seq++ {
-		if root, ok := v.Roots[seq]; ok && !v.seenRoots[seq] {
+		root, ok := v.Roots[seq]
+		switch {
+		case !ok || v.seenRoots[seq]:
+		case seq > v.lastCP && v.Restored:
+			v.laterRoots++
+		case seq > v.lastCP:
+			v.addAt(BreakCheckpoint, domain.SystemStream, 0, "", 0, fmt.Sprintf(
+				"the trail ends at checkpoint %d, but checkpoint %d was published with root %.16s…: its latest history is missing "+
+					"(a restore from an earlier backup says so with --restored)", v.lastCP, seq, root))
+		default:
 			v.addAt(BreakCheckpoint, domain.SystemStream, 0, "", 0, fmt.Sprintf(
 				"checkpoint %d was published with root %.16s…, but the trail has no such checkpoint: it was deleted", seq, root))
 		}

@@ -24,6 +24,10 @@ type Verifier struct {
 	// (ReadRoots); nil checks none. Each checkpoint must have its published
 	// root, and each published checkpoint must be in the trail.
 	Roots map[int64]string
+	// Restored accepts published checkpoints after the trail's last one: a
+	// database restored from a backup lacks what came after the backup.
+	// They are counted in Report.LaterRoots.
+	Restored bool
 
 	streams     map[string]*chainState
 	pending     map[string][]expectation // checkpoint heads not yet seen
@@ -37,6 +41,7 @@ type Verifier struct {
 	breaks      []Break
 	omitted     int
 	seenRoots   map[int64]bool
+	laterRoots  int
 }
 
 // expectation is a head a checkpoint recorded.
@@ -52,6 +57,9 @@ type Report struct {
 	Events, Streams, Checkpoints int64
 	Breaks                       []Break // in input order; the first is where the trail first breaks
 	Omitted                      int     // breaks found beyond those listed
+	// LaterRoots counts published checkpoints after the trail's last one,
+	// accepted because the verifier was told the database was Restored.
+	LaterRoots int
 }
 
 // OK reports whether the trail verified.
@@ -260,7 +268,8 @@ func (v *Verifier) Report() Report {
 		return ref
 	}
 	slices.SortStableFunc(breaks, func(a, b Break) int { return cmp.Compare(last(a.Ref), last(b.Ref)) })
-	return Report{Events: v.events, Streams: int64(len(v.streams)), Checkpoints: v.checkpoints, Breaks: breaks, Omitted: v.omitted}
+	return Report{Events: v.events, Streams: int64(len(v.streams)), Checkpoints: v.checkpoints, Breaks: breaks, Omitted: v.omitted,
+		LaterRoots: v.laterRoots}
 }
 
 // VerifyEvents runs a verifier over a re-readable input: each calls fn for

@@ -125,6 +125,7 @@ func auditVerify(ctx context.Context, cfg config, args []string, stdout io.Write
 	db := fs.Bool("db", false, "verify the database (HANDOFF_DATABASE_URL) instead of a file")
 	partial := fs.Bool("partial", false, "the file is an export filtered by time or namespace")
 	rootsFile := fs.String("roots", "", "check the checkpoints against the roots published to this file (HANDOFF_AUDIT_ROOTS_FILE)")
+	restored := fs.Bool("restored", false, "with --roots: the database was restored from a backup, so roots published after it are expected to be missing")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func auditVerify(ctx context.Context, cfg config, args []string, stdout io.Write
 			return err
 		}
 		defer s.Close()
-		rep, err := audit.NewTrail(s).VerifyDB(ctx, &audit.Verifier{Roots: roots})
+		rep, err := audit.NewTrail(s).VerifyDB(ctx, &audit.Verifier{Roots: roots, Restored: *restored})
 		if err != nil {
 			return err
 		}
@@ -168,7 +169,7 @@ func auditVerify(ctx context.Context, cfg config, args []string, stdout io.Write
 		_, err = audit.DecodeExport(f, fn)
 		return err
 	}
-	rep, err := audit.VerifyEvents(&audit.Verifier{Partial: *partial, RefName: "line", Roots: roots}, each, nil)
+	rep, err := audit.VerifyEvents(&audit.Verifier{Partial: *partial, RefName: "line", Roots: roots, Restored: *restored}, each, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -182,6 +183,9 @@ func printReport(w io.Writer, what string, rep audit.Report) error {
 	summary := fmt.Sprintf("%s: %d events in %d streams, %d checkpoints", what, rep.Events, rep.Streams, rep.Checkpoints)
 	if rep.OK() {
 		fmt.Fprintf(w, "ok  %s; every chain, sequence and checkpoint verifies\n", summary)
+		if rep.LaterRoots > 0 {
+			fmt.Fprintf(w, "    %d checkpoints published after the trail's last one are not in it: the history since the backup\n", rep.LaterRoots)
+		}
 		return nil
 	}
 	fmt.Fprintf(w, "BROKEN  %s\n", summary)
