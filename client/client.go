@@ -59,6 +59,11 @@ type Operation struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	} `json:"last_error"`
+
+	// Replayed is set by Do when the key had completed before: the stored
+	// result is returned and fn was not called (the Python and TypeScript
+	// clients' replayed).
+	Replayed bool `json:"-"`
 }
 
 // Result is the provider's record of the side effect.
