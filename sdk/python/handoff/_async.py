@@ -63,6 +63,21 @@ class AsyncClient:
     async def register(self, key: str, type: str, content: Mapping[str, Any], **options: Any) -> Json:
         return await asyncio.to_thread(functools.partial(self.sync.register, key, type, content, **options))
 
+    async def claim(self, operation_id: str, **options: Any) -> Json:
+        return await asyncio.to_thread(functools.partial(self.sync.claim, operation_id, **options))
+
+    async def begin(self, operation_id: str, lease_token: int) -> Json:
+        return await asyncio.to_thread(self.sync.begin, operation_id, lease_token)
+
+    async def heartbeat(self, operation_id: str, lease_token: int, lease_seconds: Optional[int] = None) -> Json:
+        return await asyncio.to_thread(self.sync.heartbeat, operation_id, lease_token, lease_seconds)
+
+    async def settle(self, operation_id: str, lease_token: int, outcome: str, **body: Any) -> Json:
+        return await asyncio.to_thread(functools.partial(self.sync.settle, operation_id, lease_token, outcome, **body))
+
+    async def event(self, event_id: str) -> Json:
+        return await asyncio.to_thread(self.sync.event, event_id)
+
     async def get(self, operation_id: str) -> Json:
         return await asyncio.to_thread(self.sync.get, operation_id)
 
