@@ -22,6 +22,9 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Client calls one Handoff server with one workflow token.
@@ -125,10 +128,13 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) (*h
 		}
 		body = bytes.NewReader(raw)
 	}
+	ctx, span := tracer.Start(ctx, method+" "+routeOf(path), trace.WithSpanKind(trace.SpanKindClient))
+	defer span.End()
 	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, body)
 	if err != nil {
 		return nil, err
 	}
+	traceContext.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	req.Header.Set("Authorization", "Bearer "+c.Token)
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")

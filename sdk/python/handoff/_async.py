@@ -46,8 +46,9 @@ class AsyncClient:
     other calls are the sync client's, awaited.
     """
 
-    def __init__(self, url: str, token: str, timeout: float = 30.0, *, worker: str = "python-asyncio-client") -> None:
-        self.sync = Client(url, token, timeout, worker=worker)
+    def __init__(self, url: str, token: str, timeout: float = 30.0, *, worker: str = "python-asyncio-client",
+                 trace_context: Optional[Callable[[], Mapping[str, str]]] = None) -> None:
+        self.sync = Client(url, token, timeout, worker=worker, trace_context=trace_context)
 
     @property
     def url(self) -> str:

@@ -128,14 +128,39 @@ def _is_timeout(exc: BaseException) -> bool:
     return isinstance(exc, urllib.error.URLError) and isinstance(exc.reason, (socket.timeout, TimeoutError))
 
 
+_inject: Any = None  # OpenTelemetry's propagate.inject; False when it is not installed
+
+
+def _opentelemetry_context() -> Mapping[str, str]:
+    """The current OpenTelemetry context's propagation headers, or none
+    when OpenTelemetry is not installed (it is never required)."""
+    global _inject
+    if _inject is None:
+        try:
+            from opentelemetry.propagate import inject  # type: ignore[import-not-found]
+            _inject = inject
+        except ImportError:
+            _inject = False
+    if not _inject:
+        return {}
+    carrier: Dict[str, str] = {}
+    _inject(carrier)
+    return carrier
+
+
 class Client:
     """Calls one Handoff server with one workflow token."""
 
-    def __init__(self, url: str, token: str, timeout: float = 30.0, *, worker: str = "python-client") -> None:
+    def __init__(self, url: str, token: str, timeout: float = 30.0, *, worker: str = "python-client",
+                 trace_context: Optional[Callable[[], Mapping[str, str]]] = None) -> None:
         self.url = url.rstrip("/")
         self.token = token
         self.timeout = timeout
         self.worker = worker
+        # The caller's W3C trace context (traceparent, tracestate) sent with
+        # every request, so the workflow's trace holds the server's spans:
+        # by default OpenTelemetry's, when it is installed.
+        self.trace_context = trace_context if trace_context is not None else _opentelemetry_context
 
     # -- the wire ---------------------------------------------------------
 
@@ -152,6 +177,8 @@ class Client:
         """request, raising _Unavailable where the request may be re-sent."""
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.url + path, data=data, method=method)
+        for name, value in self.trace_context().items():
+            req.add_header(name, value)
         req.add_header("Authorization", "Bearer " + self.token)
         req.add_header("Accept", "application/json")
         if data is not None:

@@ -26,6 +26,11 @@ export interface ClientOptions {
   worker?: string;
   /** The fetch to use (default the global one). */
   fetch?: typeof fetch;
+  /** The caller's W3C trace context headers (traceparent, tracestate),
+   * sent with every request so the workflow's trace holds the server's
+   * spans; with OpenTelemetry:
+   * `() => { const h = {}; propagation.inject(context.active(), h); return h; }`. */
+  traceContext?: () => Record<string, string>;
 }
 
 /** What the function run calls gets. */

@@ -60,12 +60,13 @@ function withOptional(body, pairs) {
 
 /** Calls one Handoff server with one workflow token. */
 export class Client {
-  constructor(url, token, { timeoutMs = 30000, worker = "ts-client", fetch = globalThis.fetch } = {}) {
+  constructor(url, token, { timeoutMs = 30000, worker = "ts-client", fetch = globalThis.fetch, traceContext = () => ({}) } = {}) {
     this.url = url.replace(/\/+$/, "");
     this.token = token;
     this.timeoutMs = timeoutMs;
     this.worker = worker;
     this.fetch = fetch;
+    this.traceContext = traceContext;
   }
 
   /** One request of the wire contract, for the calls without a method of
@@ -85,7 +86,7 @@ export class Client {
     try {
       resp = await this.fetch(this.url + path, {
         method,
-        headers: { Authorization: `Bearer ${this.token}`, Accept: "application/json",
+        headers: { ...this.traceContext(), Authorization: `Bearer ${this.token}`, Accept: "application/json",
           ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(this.timeoutMs),
