@@ -21,7 +21,7 @@ var routeDescriptions = map[string]string{
 	"heartbeat":          "Extends the lease of the lease holder; 409 stale_lease when the token is no longer current.",
 	"beginOperation":     "Records, before the provider is called, that it is about to be: from here a lost worker means unknown_outcome, never a silent retry. Idempotent for the lease holder.",
 	"settleOperation":    "Reports what the provider did. The server applies the type's retry safety card and may settle differently from what was asked (a terminal class, a timeout after begin, retries exhausted); the answer is the operation as settled. Idempotent for the lease holder.",
-	"reconcileOperation": "Reports a workflow's lookup at the provider for an operation in unknown_outcome: found completes it; not found retries it only when the card says lookups are authoritative, otherwise the evidence is added for the person who decides.",
+	"reconcileOperation": "Reports a workflow's lookup at the provider for an operation in unknown_outcome: found completes it; not found retries it only when the card says lookups are authoritative and the last call's deadline (begin + call_timeout + the lookup window) has passed, otherwise the evidence is added for the person who decides (before the deadline the event says not_before).",
 	"resolveOperation":   "A person's decision on a desk item: confirm_executed, confirm_not_executed (then retry or cancel), retry, cancel or resend_same_key, with a reason and the expected_version they saw. Never a workflow token (403).",
 	"assignOperation":    "Assigns a desk item to a person, or unassigns it with null. Does not make other people's pending decisions stale.",
 	"addNote":            "Adds a person's note to the operation's timeline.",
