@@ -44,14 +44,24 @@ type LookupAdapter struct {
 // answer to count as found (a search answers 200 with an empty list), the
 // record's state and which states mean the side effect is done, and the
 // fields to compare with the content that was sent.
+//
+// A found record completes an operation only when it is bound to it: Key
+// names where the record holds the provider key, or Compare has at least
+// one rule; an adapter with neither is refused, since any record the
+// provider answers with would then complete the operation.
 type LookupFound struct {
 	Status       []int
 	Ref          string
+	Key          string // JSON pointer to the provider key in the record
 	WhenNonempty string
 	State        string
 	DoneStates   []string
 	Compare      []LookupCompare
 }
+
+// Binds reports whether the rules bind a found record to the operation
+// looked up: by its provider key in the record, or by a compare rule.
+func (f LookupFound) Binds() bool { return f.Key != "" || len(f.Compare) > 0 }
 
 // LookupCompare pairs a field of the provider's record with the content
 // field it must equal: a record under the key with other content is
@@ -153,7 +163,8 @@ func (a LookupAdapter) validate(c Card) []FieldError {
 			bad("not_found.status", "%d is also a found status", s)
 		}
 	}
-	pointers := map[string]string{"found.ref": a.Found.Ref, "found.when_nonempty": a.Found.WhenNonempty, "found.state": a.Found.State}
+	pointers := map[string]string{"found.ref": a.Found.Ref, "found.when_nonempty": a.Found.WhenNonempty, "found.state": a.Found.State,
+		"found.key": a.Found.Key}
 	for i, cmp := range a.Found.Compare {
 		pointers[fmt.Sprintf("found.compare[%d].answer", i)] = cmp.Answer
 		pointers[fmt.Sprintf("found.compare[%d].content", i)] = cmp.Content
@@ -168,6 +179,10 @@ func (a LookupAdapter) validate(c Card) []FieldError {
 	}
 	if a.Found.Ref == "" {
 		bad("found.ref", "is required: a found record must name the provider's reference")
+	}
+	if !a.Found.Binds() {
+		bad("found", "must bind a found record to this operation: name found.key (where the record holds the provider key) "+
+			"or at least one found.compare rule; otherwise any record the provider answers with would complete the operation")
 	}
 	if len(a.Found.DoneStates) > 0 && a.Found.State == "" {
 		bad("found.done_states", "needs found.state")
