@@ -217,7 +217,10 @@ func validPointer(p string) bool {
 // LookupRequestURL fills the adapter's URL template for op, each value
 // escaped for where it stands: a path segment before the query, a query
 // value after it. A content field missing or not a string, number or
-// boolean is an error: the request cannot be made.
+// boolean is an error: the request cannot be made. So is a value that
+// leaves a path segment empty, "." or ".." (it would walk the URL path to
+// another resource, with the adapter's secret), and an empty value in the
+// query (it names no record).
 func (a LookupAdapter) LookupRequestURL(op Operation) (string, error) { return a.fillURL(op, false) }
 
 // LookupEvidenceURL is the request's URL as evidence records it: the keys
@@ -231,22 +234,40 @@ func (a LookupAdapter) LookupEvidenceURL(op Operation) string {
 func (a LookupAdapter) fillURL(op Operation, keepContent bool) (string, error) {
 	path, query, hasQuery := strings.Cut(a.URL, "?")
 	var firstErr error
-	fill := func(s string, escape func(string) string) string {
+	fail := func(err error) {
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	fill := func(s string, escape func(string) string, inQuery bool) string {
 		return lookupVarRE.ReplaceAllStringFunc(s, func(m string) string {
 			name := m[1 : len(m)-1]
 			if keepContent && strings.HasPrefix(name, "content.") {
 				return m
 			}
 			v, err := lookupValue(op, name)
-			if err != nil && firstErr == nil {
-				firstErr = err
+			if err != nil {
+				fail(err)
+			} else if v == "" && inQuery {
+				fail(fmt.Errorf("{%s} is empty: a lookup by an empty value names no record", name))
 			}
 			return escape(v)
 		})
 	}
-	out := fill(path, url.PathEscape)
+	segments := strings.Split(path, "/")
+	for i, seg := range segments {
+		if !strings.Contains(seg, "{") {
+			continue
+		}
+		filled := fill(seg, url.PathEscape, false)
+		if !keepContent && (filled == "" || filled == "." || filled == "..") {
+			fail(fmt.Errorf("the value of %s makes the path segment %q: refused, it would walk the URL path to another resource", seg, filled))
+		}
+		segments[i] = filled
+	}
+	out := strings.Join(segments, "/")
 	if hasQuery {
-		out += "?" + fill(query, url.QueryEscape)
+		out += "?" + fill(query, url.QueryEscape, true)
 	}
 	return out, firstErr
 }
