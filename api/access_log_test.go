@@ -45,8 +45,8 @@ func TestAccessLog_oneLinePerCall(t *testing.T) {
 		return out
 	}
 
-	op := x.do("POST", "/v1/operations", x.tok, map[string]any{"key": "evt_42:charge", "event_id": "evt_42", "type": "crm.task.create",
-		"content": map[string]any{"n": 1}, "claim": map[string]any{"worker": "w-1", "begin": true}}).ok(201)
+	op := x.do("POST", "/v1/operations", x.tok, map[string]any{"key": "evt_42:charge", "event_id": "evt_42", "correlation_id": "run-7",
+		"type": "crm.task.create", "content": map[string]any{"n": 1}, "claim": map[string]any{"worker": "w-1", "begin": true}}).ok(201)
 	got := lines()
 	if len(got) != 1 {
 		t.Fatalf("%d log lines for one call: %v", len(got), got)
@@ -54,7 +54,7 @@ func TestAccessLog_oneLinePerCall(t *testing.T) {
 	l := got[0]
 	if l["msg"] != "request" || l["route"] != "/v1/operations" || l["status"] != 201.0 || l["key"] != "evt_42:charge" ||
 		l["event_id"] != "evt_42" || l["state_before"] != "" || l["state_after"] != "action_pending" || l["attempt"] != 1.0 ||
-		l["operation_id"] != op["id"] || l["actor"] != "n8n" || l["request_id"] == "" {
+		l["operation_id"] != op["id"] || l["actor"] != "n8n" || l["request_id"] == "" || l["correlation_id"] != "run-7" || l["result_ref"] != "" {
 		t.Fatalf("register's line: %v", l)
 	}
 	if acts, _ := l["actions"].([]any); len(acts) == 0 {
@@ -64,7 +64,7 @@ func TestAccessLog_oneLinePerCall(t *testing.T) {
 	x.do("POST", opPath(op, "settle"), x.tok, map[string]any{"lease_token": op["claim"].(map[string]any)["lease"].(map[string]any)["token"],
 		"outcome": "completed", "result": map[string]any{"ref": "crm_1"}}).ok(200)
 	if got := lines(); len(got) != 1 || got[0]["state_before"] != "action_pending" || got[0]["state_after"] != "completed" ||
-		got[0]["key"] != "evt_42:charge" {
+		got[0]["key"] != "evt_42:charge" || got[0]["correlation_id"] != "run-7" || got[0]["result_ref"] != "crm_1" {
 		t.Fatalf("settle's lines: %v", got)
 	}
 

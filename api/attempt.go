@@ -11,18 +11,20 @@ import (
 
 // attemptJSON is one try at an operation.
 type attemptJSON struct {
-	ID        string     `json:"id"`
-	Number    int        `json:"number"`
-	Worker    string     `json:"worker"`
-	ClaimedAt time.Time  `json:"claimed_at"`
-	BeganAt   *time.Time `json:"began_at"`
-	SettledAt *time.Time `json:"settled_at"`
-	Outcome   *string    `json:"outcome" doc:"the state the attempt ended in, or lease_expired; null while it runs"`
-	Error     *errorJSON `json:"error"`
+	ID     string `json:"id"`
+	Number int    `json:"number"`
+	Worker string `json:"worker"`
+	// ProviderKey is the key the attempt was given to send.
+	ProviderKey *string    `json:"provider_key" doc:"the provider key the attempt was given to send (a revision of content already sent goes out under a new one); null for attempts recorded before it was kept"`
+	ClaimedAt   time.Time  `json:"claimed_at"`
+	BeganAt     *time.Time `json:"began_at"`
+	SettledAt   *time.Time `json:"settled_at"`
+	Outcome     *string    `json:"outcome" doc:"the state the attempt ended in, or lease_expired; null while it runs"`
+	Error       *errorJSON `json:"error"`
 }
 
 func toAttempt(a domain.Attempt) attemptJSON {
-	return attemptJSON{ID: a.ID, Number: a.Number, Worker: a.Worker, ClaimedAt: a.ClaimedAt.UTC(),
+	return attemptJSON{ID: a.ID, Number: a.Number, Worker: a.Worker, ProviderKey: str(a.ProviderKey), ClaimedAt: a.ClaimedAt.UTC(),
 		BeganAt: utcp(a.BeganAt), SettledAt: utcp(a.SettledAt), Outcome: str(a.Outcome), Error: toErrorJSON(a.Error)}
 }
 

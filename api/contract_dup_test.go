@@ -303,6 +303,11 @@ func TestContract_ProviderKeyPerContentVersion(t *testing.T) {
 	if use, _ := claim["provider_key_use"].(string); claim["provider_key"] != approved["provider_key"] || !strings.Contains(use, "new provider key") {
 		t.Fatalf("the claim does not say which key and why: %v", claim)
 	}
+	// Each attempt shows the provider key it was given to send.
+	atts := x.do("GET", opPath(op, "attempts"), "bob", nil).ok(200)["items"].([]any)
+	if len(atts) != 2 || atts[0].(map[string]any)["provider_key"] != oldKey || atts[1].(map[string]any)["provider_key"] != approved["provider_key"] {
+		t.Fatalf("the attempts do not show their provider keys (%v, then %v): %v", oldKey, approved["provider_key"], atts)
+	}
 
 	// v1 timed out after begin: it may have executed. The provider
 	// deduplicates, so Handoff holds a re-send under the same key; a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opshandoff/handoff/domain"
 )
@@ -141,6 +142,48 @@ func TestContract_OperationTypes(t *testing.T) {
 		t.Fatal("the card shows its notify URL")
 	}
 	x.do("GET", "/v1/operation-types/nope", x.tok, nil).problem(404, "not_found")
+}
+
+// TestContract_OperationTypesShowEveryLine: the lines a card may carry
+// beyond the first ones — key_pattern, twins, provider_concurrency,
+// content_visible_to, the destinations (host only), escalation and the
+// lookup adapter's binding — are in the answer.
+func TestContract_OperationTypesShowEveryLine(t *testing.T) {
+	cs := contractCards()
+	crm := cs["crm.task.create"]
+	crm.KeyPattern, crm.TwinsAllowed, crm.ProviderConcurrency = "^evt_[a-z0-9]+:crm$", true, domain.ConcurrencySerialises
+	crm.ContentVisibleTo, crm.EscalateAfter, crm.NotifyIncludeData = domain.RoleOperator, 30*time.Minute, true
+	crm.Escalate = []domain.Destination{{URL: "https://pager.example.com/hook/secret-too", SecretEnv: "PAGER_SECRET", Format: domain.FormatStandard}}
+	crm.Lookup = domain.LookupAPI
+	crm.LookupAdapter = &domain.LookupAdapter{Method: "GET", URL: "https://crm.example.com/tasks?external_id={provider_key}",
+		Found: domain.LookupFound{Status: []int{200}, Ref: "/data/0/id", Key: "/data/0/external_id"}}
+	cs[crm.Name] = crm
+	x := newHarnessWith(t, cs)
+	card := x.do("GET", "/v1/operation-types/crm.task.create", x.tok, nil).ok(200)
+	want := map[string]any{"key_pattern": "^evt_[a-z0-9]+:crm$", "twins": "allow", "provider_concurrency": "serialises",
+		"content_visible_to": "operator", "escalate_after": "30m", "notify_include_data": true}
+	for k, v := range want {
+		if card[k] != v {
+			t.Errorf("%s = %v, want %v", k, card[k], v)
+		}
+	}
+	notify, _ := card["notify"].([]any)
+	escalate, _ := card["escalate"].([]any)
+	if len(notify) != 1 || notify[0].(map[string]any)["host"] != "hooks.example.com" || len(escalate) != 1 ||
+		escalate[0].(map[string]any)["host"] != "pager.example.com" || escalate[0].(map[string]any)["secret_env"] != "PAGER_SECRET" {
+		t.Errorf("destinations: notify %v escalate %v", notify, escalate)
+	}
+	if strings.Contains(fmt.Sprint(card), "secret-") {
+		t.Errorf("a destination's path is shown: %v", card)
+	}
+	if a, _ := card["lookup_adapter"].(map[string]any); a["key"] != "/data/0/external_id" {
+		t.Errorf("lookup_adapter %v", a)
+	}
+	plain := x.do("GET", "/v1/operation-types/mail.send", x.tok, nil).ok(200)
+	if plain["key_pattern"] != nil || plain["twins"] != "hold" || plain["provider_concurrency"] != "unknown" ||
+		plain["content_visible_to"] != nil || plain["escalate_after"] != nil {
+		t.Errorf("a card without the lines: %v", plain)
+	}
 }
 
 func TestContract_Service(t *testing.T) {

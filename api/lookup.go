@@ -11,6 +11,7 @@ type lookupAdapterJSON struct {
 	AuthEnv        *string  `json:"auth_env" doc:"the environment variable holding the secret; the secret is never shown"`
 	FoundStatus    []int    `json:"found_status"`
 	Ref            string   `json:"ref" doc:"RFC 6901 JSON pointer to the provider's reference"`
+	Key            *string  `json:"key" doc:"RFC 6901 JSON pointer to where the record holds the provider key, which binds it to the operation; null when compare rules bind it"`
 	WhenNonempty   *string  `json:"when_nonempty"`
 	State          *string  `json:"state"`
 	DoneStates     []string `json:"done_states"`
@@ -24,7 +25,7 @@ func toLookupAdapter(a *domain.LookupAdapter) *lookupAdapterJSON {
 		return nil
 	}
 	out := &lookupAdapterJSON{Method: a.Method, URL: a.URL, AuthEnv: str(a.AuthEnv), FoundStatus: append([]int{}, a.Found.Status...),
-		Ref: a.Found.Ref, WhenNonempty: str(a.Found.WhenNonempty), State: str(a.Found.State), DoneStates: append([]string{}, a.Found.DoneStates...),
+		Ref: a.Found.Ref, Key: str(a.Found.Key), WhenNonempty: str(a.Found.WhenNonempty), State: str(a.Found.State), DoneStates: append([]string{}, a.Found.DoneStates...),
 		Compare: []string{}, NotFoundStatus: append([]int{}, a.NotFoundStatus...), Window: duration(a.Window)}
 	for _, c := range a.Found.Compare {
 		out.Compare = append(out.Compare, c.Answer+" = "+c.Content)

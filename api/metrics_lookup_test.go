@@ -40,7 +40,7 @@ func TestLookupMetrics(t *testing.T) {
 	get := list
 	get.Name, get.LookupAuthoritative = "crm.get", true
 	get.LookupAdapter = &domain.LookupAdapter{Method: "GET", URL: crm.URL + "/v1/records/{provider_key}",
-		Found: domain.LookupFound{Status: []int{200}, Ref: "/id"}, NotFoundStatus: []int{404}}
+		Found: domain.LookupFound{Status: []int{200}, Ref: "/id", Key: "/external_id"}, NotFoundStatus: []int{404}}
 	st := storetest.New(t)
 	l := domain.NewLedger(st, domain.Cards{list.Name: list, get.Name: get})
 	reg := prometheus.NewRegistry()

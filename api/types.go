@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -42,6 +43,39 @@ type cardJSON struct {
 	SHA256               string    `json:"sha256" doc:"hash of the recorded card; drill receipts name it"`
 
 	LookupAdapter *lookupAdapterJSON `json:"lookup_adapter" doc:"how Handoff looks an unknown outcome up itself; null without one"`
+
+	KeyPattern          *string    `json:"key_pattern" doc:"a regular expression every key of the type must match; null for none"`
+	Twins               string     `json:"twins" doc:"hold (the same content under another key waits for a person while one is open) or allow"`
+	ProviderConcurrency string     `json:"provider_concurrency" doc:"serialises, rejects or unknown: what concurrent requests under one provider key do at the provider"`
+	ContentVisibleTo    *string    `json:"content_visible_to" schema:"enum=roles,nullable" doc:"the lowest role that may read content and result data; null: everyone"`
+	Notify              []destJSON `json:"notify" doc:"where notifications go (notify or notify_url), each without its URL's path"`
+	EscalateAfter       *string    `json:"escalate_after" doc:"how long an unassigned item may stay unresolved before escalate is told; null for never"`
+	Escalate            []destJSON `json:"escalate"`
+	NotifyIncludeData   bool       `json:"notify_include_data" doc:"whether notifications carry content and result data"`
+}
+
+// destJSON is a notification destination as the API shows it: its host
+// only, since a webhook URL often carries a secret in its path, and the
+// secret's variable by name.
+type destJSON struct {
+	Host              string  `json:"host"`
+	Format            string  `json:"format" doc:"standard or slack"`
+	SecretEnv         *string `json:"secret_env" doc:"the variable holding the signing secret; never the secret"`
+	Unsigned          bool    `json:"unsigned"`
+	SeesHiddenContent bool    `json:"sees_hidden_content"`
+}
+
+func toDests(ds []domain.Destination) []destJSON {
+	out := []destJSON{}
+	for _, d := range ds {
+		host := ""
+		if u, err := url.Parse(d.URL); err == nil {
+			host = u.Host
+		}
+		out = append(out, destJSON{Host: host, Format: d.Format, SecretEnv: str(d.SecretEnv), Unsigned: d.Unsigned,
+			SeesHiddenContent: d.SeesHiddenContent})
+	}
+	return out
 }
 
 type drillJSON struct {
@@ -71,7 +105,31 @@ func toCard(c domain.Card) cardJSON {
 		AutomaticResendOff: str(c.AutoResendOff()),
 		Drill:              drillJSON{Adapter: c.Drill.Adapter, Idempotency: c.DrillIdempotency(), Lookup: c.DrillLookup()},
 		Receipts:           str(c.Receipts), Version: c.Version, SHA256: c.SHA256,
-		LookupAdapter: toLookupAdapter(c.LookupAdapter)}
+		LookupAdapter: toLookupAdapter(c.LookupAdapter),
+		KeyPattern:    str(c.KeyPattern), Twins: twins(c), ProviderConcurrency: c.Concurrency(),
+		ContentVisibleTo: visibleTo(c), Notify: toDests(c.Destinations()), EscalateAfter: optDuration(c.EscalateAfter),
+		Escalate: toDests(c.Escalate), NotifyIncludeData: c.NotifyIncludeData}
+}
+
+func twins(c domain.Card) string {
+	if c.TwinsAllowed {
+		return "allow"
+	}
+	return "hold"
+}
+
+func visibleTo(c domain.Card) *string {
+	if c.ContentVisibleTo == (domain.Role{}) {
+		return nil
+	}
+	return str(c.ContentVisibleTo.String())
+}
+
+func optDuration(d time.Duration) *string {
+	if d == 0 {
+		return nil
+	}
+	return str(duration(d))
 }
 
 func classes(cs []domain.ErrorClass) []string {

@@ -21,6 +21,7 @@ type lookupAdapterYAML struct {
 	Found struct {
 		Status       []int    `yaml:"status"`
 		Ref          string   `yaml:"ref"`
+		Key          string   `yaml:"key"`
 		WhenNonempty string   `yaml:"when_nonempty"`
 		State        string   `yaml:"state"`
 		DoneStates   []string `yaml:"done_states"`
@@ -55,7 +56,7 @@ func (y *lookupAdapterYAML) toDomain() (*domain.LookupAdapter, []domain.FieldErr
 	a := &domain.LookupAdapter{Method: y.Request.Method, URL: y.Request.URL, AuthEnv: y.Request.AuthEnv,
 		AuthHeader: y.Request.AuthHeader, AuthScheme: y.Request.AuthScheme, Headers: y.Request.Headers,
 		Timeout: dur("request.timeout", y.Request.Timeout), NotFoundStatus: y.NotFound.Status, Window: dur("window", y.Window),
-		Found: domain.LookupFound{Status: y.Found.Status, Ref: y.Found.Ref, WhenNonempty: y.Found.WhenNonempty,
+		Found: domain.LookupFound{Status: y.Found.Status, Ref: y.Found.Ref, Key: y.Found.Key, WhenNonempty: y.Found.WhenNonempty,
 			State: y.Found.State, DoneStates: y.Found.DoneStates}}
 	if a.Method == "" {
 		a.Method = "GET"

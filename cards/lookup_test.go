@@ -81,6 +81,9 @@ func TestLoad_LookupAdapterRefusals(t *testing.T) {
 		"bad window":              {"window: 2m", "window: soon", "lookup_adapter.window"},
 		"unknown field":           {"window: 2m", "window: 2m\n    retries: 3", "unknown field"},
 		"lookup none":             {"lookup: api", "lookup: none", "lookup must be api when the card has a lookup_adapter"},
+		"found bound by nothing": {",\n            compare: [{answer: /data/0/subject, content: /task/subject}]}", "}",
+			`card "crm.task.create": lookup_adapter.found must bind a found record to this operation: name found.key`},
+		"found.key not a pointer": {"ref: /data/0/id, ", "ref: /data/0/id, key: data.0.key, ", `lookup_adapter.found.key "data.0.key" is not a JSON pointer`},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

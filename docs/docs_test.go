@@ -150,3 +150,71 @@ func TestMarkdown_noLinkLeavesTheRepository(t *testing.T) {
 		t.Fatal("no Markdown found")
 	}
 }
+
+// openAPISchemaProperties are the properties of a component schema of the
+// server's OpenAPI document.
+func openAPISchemaProperties(t *testing.T, name string) []string {
+	t.Helper()
+	e, err := api.New(api.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	e.ServeHTTP(w, httptest.NewRequest("GET", "/v1/openapi.json", nil))
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil {
+		t.Fatalf("GET /v1/openapi.json: %v", err)
+	}
+	var out []string
+	for p := range doc.Components.Schemas[name].Properties {
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		t.Fatalf("the OpenAPI document has no schema %s", name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestAPIDocument_operationTypesShowEveryCardLine: every top-level line of
+// the card api.md shows is a member of the OperationType answer (notify_url
+// is shown within notify, without its path), and every member of the
+// OperationType and Attempt answers is named in api.md.
+func TestAPIDocument_operationTypesShowEveryCardLine(t *testing.T) {
+	b, err := os.ReadFile("api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	_, section, _ := strings.Cut(doc, "## Operation types")
+	_, block, _ := strings.Cut(section, "```yaml\n")
+	block, _, _ = strings.Cut(block, "```")
+	props := openAPISchemaProperties(t, "OperationType")
+	line := regexp.MustCompile(`(?m)^[ -] ([a-z_]+):`)
+	lines := line.FindAllStringSubmatch(block, -1)
+	if len(lines) < 25 {
+		t.Fatalf("api.md's card shows %d lines", len(lines))
+	}
+	for _, m := range lines {
+		name := m[1]
+		if name == "notify_url" {
+			name = "notify"
+		}
+		if !slices.Contains(props, name) {
+			t.Errorf("the card line %s is not shown by GET /v1/operation-types", m[1])
+		}
+	}
+	for _, schema := range []string{"OperationType", "Attempt"} {
+		for _, p := range openAPISchemaProperties(t, schema) {
+			if !strings.Contains(doc, p) {
+				t.Errorf("%s.%s is not named in api.md", schema, p)
+			}
+		}
+	}
+}

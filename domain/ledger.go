@@ -2,6 +2,7 @@ package domain
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"math/rand/v2"
@@ -261,7 +262,37 @@ func (l *Ledger) Attempts(ctx context.Context, actor Actor, id string) ([]Attemp
 	if _, err := l.Get(ctx, actor, id); err != nil {
 		return nil, err
 	}
-	return l.Store.Attempts(ctx, id)
+	as, err := l.Store.Attempts(ctx, id)
+	if err != nil || len(as) == 0 {
+		return as, err
+	}
+	events, err := l.Store.Timeline(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	keys := attemptKeys(events)
+	for i := range as {
+		as[i].ProviderKey = keys[as[i].ID]
+	}
+	return as, nil
+}
+
+// attemptKeys are the provider keys the attempts were given, by attempt
+// ID, as each claim's event recorded them: the key is fixed from the claim
+// to the settle (a revision's new key is set only outside a lease).
+func attemptKeys(events []AuditEvent) map[string]string {
+	out := map[string]string{}
+	for _, e := range events {
+		var d struct {
+			AttemptID   string `json:"attempt_id"`
+			ProviderKey string `json:"provider_key"`
+		}
+		if len(e.Detail) == 0 || json.Unmarshal(e.Detail, &d) != nil || d.AttemptID == "" {
+			continue
+		}
+		out[d.AttemptID] = d.ProviderKey
+	}
+	return out
 }
 
 // Timeline lists the operation's audit events in order.

@@ -10,8 +10,9 @@ import (
 )
 
 // logChange records each written change for the server's log: which
-// operation (its key and event), the state before and after, the attempt
-// and the request, so a line in the log answers "what happened to
+// operation (its key, event and correlation ID), the state before and
+// after, the attempt, the result's reference once there is one, and the
+// request, so a line in the log answers "what happened to
 // evt_42:charge" without the database. A request that writes one log line
 // of its own (WithRequestLog: the API's access log) gets its first change
 // in that line; every other change is a "ledger" line.
@@ -34,11 +35,15 @@ func changeAttrs(ch Change) []slog.Attr {
 	for i, e := range ch.Events {
 		actions[i] = e.Action
 	}
+	ref := ""
+	if ch.Op.Result != nil {
+		ref = ch.Op.Result.Ref
+	}
 	return []slog.Attr{slog.String("operation_id", ch.Op.ID),
 		slog.String("namespace", ch.Op.Namespace), slog.String("key", ch.Op.Key), slog.String("event_id", ch.Op.EventID),
-		slog.String("type", ch.Op.Type), slog.Any("actions", actions),
+		slog.String("correlation_id", ch.Op.CorrelationID), slog.String("type", ch.Op.Type), slog.Any("actions", actions),
 		slog.String("state_before", first.FromState), slog.String("state_after", last.ToState),
-		slog.Int("attempt", ch.Op.Attempts), slog.String("actor", first.Actor.Identity())}
+		slog.Int("attempt", ch.Op.Attempts), slog.String("result_ref", ref), slog.String("actor", first.Actor.Identity())}
 }
 
 // RequestLog holds the first change a request wrote, for its one log line.

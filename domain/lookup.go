@@ -48,8 +48,22 @@ type LookupTry struct {
 	Ref       string
 	State     string
 	Conflicts []string // the compared answer fields that differ from the content
-	Error     string
+	// Bound is what ties a found record to the operation: BoundByKey (its
+	// provider key in the record) or BoundByCompare (the compare rules
+	// matched); "" when nothing does.
+	Bound string
+	Error string
 }
+
+// What binds a found record to the operation looked up.
+const (
+	BoundByKey     = "key"
+	BoundByCompare = "compare"
+)
+
+// BoundFound reports whether the try found the operation's own record: a
+// found record bound to it. Only such a try completes an operation.
+func (t LookupTry) BoundFound() bool { return t.Result == LookupFoundDone && t.Bound != "" }
 
 // Summary is the try in a few words: "404 not_found", "error: timeout".
 func (t LookupTry) Summary() string {
@@ -63,6 +77,9 @@ func (t LookupTry) Summary() string {
 	}
 	if len(t.Conflicts) > 0 {
 		b.WriteString(" (differs: " + strings.Join(t.Conflicts, ", ") + ")")
+	}
+	if t.Result == LookupFoundDone && t.Bound == "" {
+		b.WriteString(" (not bound to this operation)")
 	}
 	if t.State != "" {
 		b.WriteString(" state " + t.State)
@@ -117,8 +134,10 @@ func JudgeLookup(card Card, tries []LookupTry, started, now time.Time, backoff t
 }
 
 // JudgeLookupCall decides after the latest of tries, the first made at
-// started, for the call begun at began (the attempt's last begin): found
-// settles at once and so does a conflict (a person must see it); anything
+// started, for the call begun at began (the attempt's last begin): a found
+// bound to the operation settles at once; a conflict, or a found that
+// nothing binds to the operation, goes to a person at once (evidence, not
+// proof); anything
 // else is looked at again, first after backoff and then twice as long each
 // time, until the card's window has passed. Then only an authoritative
 // not-found may lead to a retry, and only once the call's deadline and the
@@ -129,6 +148,9 @@ func JudgeLookupCall(card Card, tries []LookupTry, started, began, now time.Time
 	last := tries[len(tries)-1]
 	switch last.Result {
 	case LookupFoundDone:
+		if !last.BoundFound() {
+			return LookupVerdict{Done: true, Conclusion: ConcludedDesk}
+		}
 		return LookupVerdict{Done: true, Conclusion: ConcludedFound}
 	case LookupConflict:
 		return LookupVerdict{Done: true, Conclusion: ConcludedDesk}
@@ -195,8 +217,12 @@ func decideConcludeLookup(op Operation, c ConcludeLookup, env Env) (Change, erro
 	}
 	last := c.Tries[len(c.Tries)-1]
 	evidence := LookupEvidence(c.Tries)
-	d := map[string]any{"evidence": evidence, "tries": lookupTriesDetail(c.Tries), "conclusion": c.Conclusion.String()}
-	switch c.Conclusion {
+	conclusion := c.Conclusion
+	if conclusion == ConcludedFound && !last.BoundFound() {
+		conclusion = ConcludedDesk // a record nothing ties to this operation is evidence for a person
+	}
+	d := map[string]any{"evidence": evidence, "tries": lookupTriesDetail(c.Tries), "conclusion": conclusion.String()}
+	switch conclusion {
 	case ConcludedFound:
 		if last.Ref == "" {
 			return Change{}, Errorf(EInvalidTransition, "a found lookup needs the provider's reference")
@@ -232,6 +258,9 @@ func lookupTriesDetail(tries []LookupTry) []map[string]any {
 	for i, t := range tries {
 		out[i] = map[string]any{"at": t.At.UTC().Format(time.RFC3339Nano), "method": t.Method, "url": t.URL,
 			"status": t.Status, "latency_ms": t.LatencyMs, "result": t.Result.String(), "summary": t.Summary()}
+		if t.Bound != "" {
+			out[i]["bound"] = t.Bound
+		}
 	}
 	return out
 }

@@ -44,14 +44,24 @@ type LookupAdapter struct {
 // answer to count as found (a search answers 200 with an empty list), the
 // record's state and which states mean the side effect is done, and the
 // fields to compare with the content that was sent.
+//
+// A found record completes an operation only when it is bound to it: Key
+// names where the record holds the provider key, or Compare has at least
+// one rule; an adapter with neither is refused, since any record the
+// provider answers with would then complete the operation.
 type LookupFound struct {
 	Status       []int
 	Ref          string
+	Key          string // JSON pointer to the provider key in the record
 	WhenNonempty string
 	State        string
 	DoneStates   []string
 	Compare      []LookupCompare
 }
+
+// Binds reports whether the rules bind a found record to the operation
+// looked up: by its provider key in the record, or by a compare rule.
+func (f LookupFound) Binds() bool { return f.Key != "" || len(f.Compare) > 0 }
 
 // LookupCompare pairs a field of the provider's record with the content
 // field it must equal: a record under the key with other content is
@@ -153,7 +163,8 @@ func (a LookupAdapter) validate(c Card) []FieldError {
 			bad("not_found.status", "%d is also a found status", s)
 		}
 	}
-	pointers := map[string]string{"found.ref": a.Found.Ref, "found.when_nonempty": a.Found.WhenNonempty, "found.state": a.Found.State}
+	pointers := map[string]string{"found.ref": a.Found.Ref, "found.when_nonempty": a.Found.WhenNonempty, "found.state": a.Found.State,
+		"found.key": a.Found.Key}
 	for i, cmp := range a.Found.Compare {
 		pointers[fmt.Sprintf("found.compare[%d].answer", i)] = cmp.Answer
 		pointers[fmt.Sprintf("found.compare[%d].content", i)] = cmp.Content
@@ -168,6 +179,10 @@ func (a LookupAdapter) validate(c Card) []FieldError {
 	}
 	if a.Found.Ref == "" {
 		bad("found.ref", "is required: a found record must name the provider's reference")
+	}
+	if !a.Found.Binds() {
+		bad("found", "must bind a found record to this operation: name found.key (where the record holds the provider key) "+
+			"or at least one found.compare rule; otherwise any record the provider answers with would complete the operation")
 	}
 	if len(a.Found.DoneStates) > 0 && a.Found.State == "" {
 		bad("found.done_states", "needs found.state")
@@ -202,7 +217,10 @@ func validPointer(p string) bool {
 // LookupRequestURL fills the adapter's URL template for op, each value
 // escaped for where it stands: a path segment before the query, a query
 // value after it. A content field missing or not a string, number or
-// boolean is an error: the request cannot be made.
+// boolean is an error: the request cannot be made. So is a value that
+// leaves a path segment empty, "." or ".." (it would walk the URL path to
+// another resource, with the adapter's secret), and an empty value in the
+// query (it names no record).
 func (a LookupAdapter) LookupRequestURL(op Operation) (string, error) { return a.fillURL(op, false) }
 
 // LookupEvidenceURL is the request's URL as evidence records it: the keys
@@ -216,22 +234,40 @@ func (a LookupAdapter) LookupEvidenceURL(op Operation) string {
 func (a LookupAdapter) fillURL(op Operation, keepContent bool) (string, error) {
 	path, query, hasQuery := strings.Cut(a.URL, "?")
 	var firstErr error
-	fill := func(s string, escape func(string) string) string {
+	fail := func(err error) {
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	fill := func(s string, escape func(string) string, inQuery bool) string {
 		return lookupVarRE.ReplaceAllStringFunc(s, func(m string) string {
 			name := m[1 : len(m)-1]
 			if keepContent && strings.HasPrefix(name, "content.") {
 				return m
 			}
 			v, err := lookupValue(op, name)
-			if err != nil && firstErr == nil {
-				firstErr = err
+			if err != nil {
+				fail(err)
+			} else if v == "" && inQuery {
+				fail(fmt.Errorf("{%s} is empty: a lookup by an empty value names no record", name))
 			}
 			return escape(v)
 		})
 	}
-	out := fill(path, url.PathEscape)
+	segments := strings.Split(path, "/")
+	for i, seg := range segments {
+		if !strings.Contains(seg, "{") {
+			continue
+		}
+		filled := fill(seg, url.PathEscape, false)
+		if !keepContent && (filled == "" || filled == "." || filled == "..") {
+			fail(fmt.Errorf("the value of %s makes the path segment %q: refused, it would walk the URL path to another resource", seg, filled))
+		}
+		segments[i] = filled
+	}
+	out := strings.Join(segments, "/")
 	if hasQuery {
-		out += "?" + fill(query, url.QueryEscape)
+		out += "?" + fill(query, url.QueryEscape, true)
 	}
 	return out, firstErr
 }

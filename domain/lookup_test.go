@@ -11,7 +11,7 @@ import (
 func adapterCard() domain.Card {
 	c := testCard()
 	c.LookupAdapter = &domain.LookupAdapter{Method: "GET", URL: "https://crm.example.com/api/tasks?external_id={provider_key}",
-		Found: domain.LookupFound{Status: []int{200}, Ref: "/data/0/id", WhenNonempty: "/data"}, NotFoundStatus: []int{404},
+		Found: domain.LookupFound{Status: []int{200}, Ref: "/data/0/id", Key: "/data/0/external_id", WhenNonempty: "/data"}, NotFoundStatus: []int{404},
 		Window: 2 * time.Minute}
 	return c
 }
@@ -51,7 +51,8 @@ func TestConcludeLookup(t *testing.T) {
 	card := adapterCard()
 	op, _ := unknownAfterBegin(t, card)
 	try := func(r domain.LookupResult, ref string) domain.LookupTry {
-		return domain.LookupTry{At: t0, Method: "GET", URL: "https://crm.example.com/api/tasks?external_id=hk_1", Status: 200, Result: r, Ref: ref}
+		return domain.LookupTry{At: t0, Method: "GET", URL: "https://crm.example.com/api/tasks?external_id=hk_1", Status: 200, Result: r, Ref: ref,
+			Bound: domain.BoundByKey}
 	}
 	sys := newEnv(card, t0.Add(time.Second), domain.System)
 
@@ -93,7 +94,7 @@ func TestConcludeLookup(t *testing.T) {
 func TestJudgeLookup(t *testing.T) {
 	card := adapterCard()
 	at := func(d time.Duration, r domain.LookupResult) domain.LookupTry {
-		return domain.LookupTry{At: t0.Add(d), Result: r}
+		return domain.LookupTry{At: t0.Add(d), Result: r, Bound: domain.BoundByCompare}
 	}
 	judge := func(c domain.Card, now time.Duration, tries ...domain.LookupTry) domain.LookupVerdict {
 		return domain.JudgeLookup(c, tries, t0, t0.Add(now), 5*time.Second)
@@ -161,7 +162,9 @@ func TestJudgeLookupWaitsForTheCallDeadline(t *testing.T) {
 	if v := judge(card, 20*time.Second, at(0, domain.LookupNotFound), at(20*time.Second, domain.LookupNotFound)); !v.Done || v.Conclusion != domain.ConcludedNotFound {
 		t.Fatalf("a not-found at the deadline: %+v", v)
 	}
-	if v := judge(card, 0, at(0, domain.LookupFoundDone)); !v.Done || v.Conclusion != domain.ConcludedFound {
+	found := at(0, domain.LookupFoundDone)
+	found.Bound = "key"
+	if v := judge(card, 0, found); !v.Done || v.Conclusion != domain.ConcludedFound {
 		t.Fatalf("a found before the deadline: %+v", v)
 	}
 	if v := judge(card, 0, at(0, domain.LookupError)); !v.Done || v.Conclusion != domain.ConcludedDesk {
@@ -218,5 +221,54 @@ func TestReconcileNotFoundBeforeTheCallDeadline(t *testing.T) {
 	notFound.CallBeganAt = nil // no begin on record: nothing to wait for
 	if ch, err = domain.Decide(op, notFound, newEnv(card, t0, workflow)); err != nil || ch.Op.State != domain.FailedRetryable {
 		t.Fatalf("a not-found with no begin on record: %v %v", ch.Op.State, err)
+	}
+}
+
+// TestUnboundFoundNeverCompletes: a found record that nothing ties to the
+// operation (no provider key in it, no compare rule matched) is evidence
+// for a person, whatever the caller concludes: the judgment sends it to
+// the desk, and a conclusion of found with it goes to the desk too.
+func TestUnboundFoundNeverCompletes(t *testing.T) {
+	card := adapterCard()
+	card.LookupAdapter.Found.Key = "" // loaded unchecked: no binding at all
+	op, _ := unknownAfterBegin(t, card)
+	lie := domain.LookupTry{At: t0, Method: "GET", URL: "https://crm.example.com/api/tasks?external_id=hk_1", Status: 200,
+		Result: domain.LookupFoundDone, Ref: "LIE-1"}
+	if v := domain.JudgeLookup(card, []domain.LookupTry{lie}, t0, t0, 5*time.Second); !v.Done || v.Conclusion != domain.ConcludedDesk {
+		t.Fatalf("an unbound found is judged %+v, want the desk", v)
+	}
+	ch, err := domain.Decide(op, domain.ConcludeLookup{Attempt: 1, Conclusion: domain.ConcludedFound, Tries: []domain.LookupTry{lie}},
+		newEnv(card, t0.Add(time.Second), domain.System))
+	if err != nil || ch.Op.State != domain.UnknownOutcome || ch.Op.Result != nil || ch.Op.DeskEnteredAt == nil ||
+		!strings.Contains(ch.Op.LastError.Message, "LIE-1 (not bound to this operation)") {
+		t.Fatalf("an unbound found concluded as found: %v %s result %+v desk %v error %+v", err, ch.Op.State, ch.Op.Result,
+			ch.Op.DeskEnteredAt, ch.Op.LastError)
+	}
+	lie.Bound = domain.BoundByKey
+	if ch, err := domain.Decide(op, domain.ConcludeLookup{Attempt: 1, Conclusion: domain.ConcludedFound, Tries: []domain.LookupTry{lie}},
+		newEnv(card, t0.Add(time.Second), domain.System)); err != nil || ch.Op.State != domain.Completed {
+		t.Fatalf("a bound found: %v %s", err, ch.Op.State)
+	}
+}
+
+// TestAdapterMustBindItsFound: an adapter with neither found.key nor a
+// compare rule is refused, the field and the reason named.
+func TestAdapterMustBindItsFound(t *testing.T) {
+	card := adapterCard()
+	if errs := card.Validate(); len(errs) != 0 {
+		t.Fatalf("found.key binds: %v", errs)
+	}
+	card.LookupAdapter.Found.Key = ""
+	errs := card.Validate()
+	if len(errs) != 1 || errs[0].Field != "lookup_adapter.found" || !strings.Contains(errs[0].Message, "must bind a found record to this operation") {
+		t.Fatalf("no binding: %v", errs)
+	}
+	card.LookupAdapter.Found.Compare = []domain.LookupCompare{{Answer: "/data/0/subject", Content: "/subject"}}
+	if errs := card.Validate(); len(errs) != 0 {
+		t.Fatalf("a compare rule binds: %v", errs)
+	}
+	card.LookupAdapter.Found.Key = "data.0.key"
+	if errs := card.Validate(); len(errs) != 1 || errs[0].Field != "lookup_adapter.found.key" {
+		t.Fatalf("found.key must be a pointer: %v", errs)
 	}
 }

@@ -133,6 +133,7 @@ type Attempt struct {
 	Number      int
 	Worker      string
 	LeaseToken  int64
+	ProviderKey string // the provider key the attempt was given to send, as its claim's event recorded it
 	ClaimedAt   time.Time
 	BeganAt     *time.Time
 	SettledAt   *time.Time

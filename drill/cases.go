@@ -50,6 +50,7 @@ type run struct {
 	sb     *sandbox.Sandbox
 	sbc    *sandbox.Client
 	prefix string
+	keys   *patternKeys // the card's key_pattern; nil without one
 	// handoffLooksUp: the Handoff looks this type up itself (lookup.go).
 	handoffLooksUp bool
 }
@@ -149,8 +150,17 @@ func (o op) ref() string {
 	return o.Result.Ref
 }
 
+// key is case n's key for the role suffix names: the run's prefix, or,
+// for a card with a key_pattern, a key made from the pattern that carries
+// the same (run, case, role) token.
 func (r *run) key(n int, suffix string) string {
-	return fmt.Sprintf("%s:case%d%s", r.prefix, n, suffix)
+	k := fmt.Sprintf("%s:case%d%s", r.prefix, n, suffix)
+	if r.keys != nil {
+		if made, err := r.keys.key(k); err == nil {
+			return made
+		}
+	}
+	return k
 }
 
 func (r *run) content(n int, variant string) map[string]any {
@@ -571,6 +581,9 @@ func (r *run) multiActionResumed(ctx context.Context, cr *caseRun) error {
 	}
 	cr.res.Expected = fmt.Sprintf("action first completed with 1 execution; action second (rate limited) %s with %d executions after the resume", wantB, wantBN)
 	event := r.key(5, "")
+	if r.keys != nil && (!r.keys.matches(event+":first") || !r.keys.matches(event+":second")) {
+		return errNA{fmt.Sprintf("the card's key_pattern (%s) admits no event whose two actions both make a key (<event_id>:<action>)", c.KeyPattern)}
+	}
 	var ev struct {
 		Operations []op `json:"operations"`
 	}

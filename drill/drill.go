@@ -76,8 +76,10 @@ type Card struct {
 		Lookup      string `json:"lookup"`
 	} `json:"drill"`
 	Receipts string `json:"receipts"`
-	Version  int    `json:"version"`
-	SHA256   string `json:"sha256"`
+	// KeyPattern is the card's key_pattern: the drill's keys match it.
+	KeyPattern string `json:"key_pattern"`
+	Version    int    `json:"version"`
+	SHA256     string `json:"sha256"`
 }
 
 func (c Card) retention() time.Duration {
@@ -198,6 +200,13 @@ func Run(ctx context.Context, opts Options, card Card) (Receipt, error) {
 	if err := Refuse(card); err != nil {
 		return Receipt{}, err
 	}
+	keys, err := newPatternKeys(card.KeyPattern)
+	if err == nil && keys != nil {
+		_, err = keys.key("drill")
+	}
+	if err != nil {
+		return Receipt{}, fmt.Errorf("type %s: the drill cannot make keys: %w", card.Name, err)
+	}
 	sbCfg := sandbox.Config{Idempotency: or(card.Drill.Idempotency, card.ProviderIdempotency), Retention: card.retention(),
 		Lookup: or(card.Drill.Lookup, sandbox.LookupNone), Hold: 30 * time.Second}
 	sb, err := sandbox.New(sbCfg)
@@ -213,7 +222,7 @@ func Run(ctx context.Context, opts Options, card Card) (Receipt, error) {
 	defer srv.Close()
 
 	r := &run{opts: opts, card: card, sb: sb, sbc: sandbox.NewClient("http://"+ln.Addr().String(), opts.ProviderTimeout),
-		prefix: "drill-" + card.Name + "-" + randomHex(4)}
+		prefix: "drill-" + card.Name + "-" + randomHex(4), keys: keys}
 	r.handoffLooksUp = opts.LookupRoute != nil && opts.LookupRoute(card.Name, "http://"+ln.Addr().String())
 	cfg := sb.Config()
 	rec := Receipt{ID: "drl_" + randomHex(10), Type: card.Name,
@@ -227,6 +236,9 @@ func Run(ctx context.Context, opts Options, card Card) (Receipt, error) {
 			Retryable: card.Retryable, RequiresApproval: card.RequiresApproval, Backoff: card.Retry.Backoff,
 			ProviderTimeout: opts.ProviderTimeout.String(), KeyPrefix: r.prefix, Namespace: opts.Namespace,
 			Notifications: NoNotifications, Notes: opts.Notes}}
+	if keys != nil {
+		rec.Conditions.Notes = append(slices.Clone(rec.Conditions.Notes), "keys made to match the card's key_pattern "+card.KeyPattern)
+	}
 	if rec.Conditions.Retryable == nil {
 		rec.Conditions.Retryable = []string{}
 	}

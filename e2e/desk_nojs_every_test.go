@@ -51,7 +51,7 @@ func TestDesk_EveryDecisionWithoutJavaScript(t *testing.T) {
   lookup: api
   lookup_adapter:
     request: {method: GET, url: "` + provider.URL + `/v1/messages?key={provider_key}"}
-    found: {status: [200], ref: /data/0/id, when_nonempty: /data}
+    found: {status: [200], ref: /data/0/id, key: /data/0/key, when_nonempty: /data}
     not_found: {status: [404]}
   retry: {max_attempts: 1, backoff: 1s}
   lease: 30s

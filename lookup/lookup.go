@@ -108,7 +108,7 @@ func (l *Looker) Look(ctx context.Context, a domain.LookupAdapter, op domain.Ope
 	}
 	t.LatencyMs = time.Since(start).Milliseconds()
 	r := Read(a, resp.StatusCode, body, op)
-	t.Result, t.Ref, t.State, t.Conflicts, t.Error = r.Result, r.Ref, r.State, r.Conflicts, r.Note
+	t.Result, t.Ref, t.State, t.Conflicts, t.Bound, t.Error = r.Result, r.Ref, r.State, r.Conflicts, r.Bound, r.Note
 	return t
 }
 

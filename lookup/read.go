@@ -18,14 +18,17 @@ type Reading struct {
 	Ref       string
 	State     string
 	Conflicts []string
+	Bound     string // what binds a found record to the operation (domain.BoundByKey, domain.BoundByCompare)
 	Note      string // why the answer is not a plain found or not-found
 }
 
 // Read applies the adapter's rules to an answer: a found status with the
 // when_nonempty value empty is a not-found (a search that matched
 // nothing); a found record whose compared fields differ from the content
-// is a conflict; one without a reference, or not in a done state, is
-// unsure; a not-found status is a not-found; any other status is an error
+// is a conflict; one whose provider key (at found.key) is not the
+// operation's, one without a reference, or one not in a done state, is
+// unsure; a found record is bound to the operation by its provider key at
+// found.key or by compare rules that all matched; a not-found status is a not-found; any other status is an error
 // (4xx, 5xx) or unsure.
 func Read(a domain.LookupAdapter, status int, body []byte, op domain.Operation) Reading {
 	switch {
@@ -60,6 +63,20 @@ func Read(a domain.LookupAdapter, status int, body []byte, op domain.Operation) 
 	} else if len(conflicts) > 0 {
 		r.Result, r.Conflicts = domain.LookupConflict, conflicts
 		return r
+	} else if len(a.Found.Compare) > 0 {
+		r.Bound = domain.BoundByCompare
+	}
+	if p := a.Found.Key; p != "" {
+		v, ok := Pointer(doc, p)
+		switch {
+		case !ok || scalar(v) == "":
+			r.Result, r.Bound, r.Note = domain.LookupUnsure, "", "no provider key at "+p+": the record is not bound to this operation"
+			return r
+		case scalar(v) != op.ProviderKey:
+			r.Result, r.Bound, r.Note = domain.LookupUnsure, "", "the record at "+p+" holds another provider key: it is not this operation's"
+			return r
+		}
+		r.Bound = domain.BoundByKey
 	}
 	switch {
 	case r.Ref == "":

@@ -50,6 +50,37 @@ func TestRead(t *testing.T) {
 	}
 }
 
+// TestReadBinds: a found record is bound to the operation by its provider
+// key at found.key or by compare rules that matched; a record with another
+// key, or none, is unsure; without either rule a found is left unbound.
+func TestReadBinds(t *testing.T) {
+	keyed := domain.LookupAdapter{Found: domain.LookupFound{Status: []int{200}, Ref: "/data/0/id", Key: "/data/0/metadata/handoff_key",
+		WhenNonempty: "/data"}}
+	op := domain.Operation{ProviderKey: "hk_1", Content: json.RawMessage(`{"amount":1200}`)}
+	rec := func(key string) []byte {
+		return []byte(`{"data":[{"id":"pi_1","metadata":{"handoff_key":` + key + `}}]}`)
+	}
+	if r := lookup.Read(keyed, 200, rec(`"hk_1"`), op); r.Result != domain.LookupFoundDone || r.Bound != domain.BoundByKey {
+		t.Fatalf("its key: %+v", r)
+	}
+	if r := lookup.Read(keyed, 200, rec(`"hk_2"`), op); r.Result != domain.LookupUnsure || r.Bound != "" || !strings.Contains(r.Note, "another provider key") {
+		t.Fatalf("another key: %+v", r)
+	}
+	if r := lookup.Read(keyed, 200, []byte(`{"data":[{"id":"LIE-1"}]}`), op); r.Result != domain.LookupUnsure || r.Bound != "" || !strings.Contains(r.Note, "no provider key at") {
+		t.Fatalf("no key: %+v", r)
+	}
+	cmp := keyed
+	cmp.Found.Key, cmp.Found.Compare = "", []domain.LookupCompare{{Answer: "/data/0/amount", Content: "/amount"}}
+	if r := lookup.Read(cmp, 200, []byte(`{"data":[{"id":"pi_1","amount":1200}]}`), op); r.Result != domain.LookupFoundDone || r.Bound != domain.BoundByCompare {
+		t.Fatalf("compared: %+v", r)
+	}
+	none := keyed
+	none.Found.Key = ""
+	if r := lookup.Read(none, 200, []byte(`{"data":[{"id":"LIE-1"}]}`), op); r.Bound != "" {
+		t.Fatalf("nothing binds it: %+v", r)
+	}
+}
+
 func TestPointer(t *testing.T) {
 	var doc any
 	_ = json.Unmarshal([]byte(`{"a/b":{"m~n":[10,20]},"":1}`), &doc)

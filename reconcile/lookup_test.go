@@ -95,7 +95,7 @@ func lookupCards(base string) domain.Cards {
 	get := list
 	get.Name, get.LookupAuthoritative = "crm.get", true
 	get.LookupAdapter = &domain.LookupAdapter{Method: "GET", URL: base + "/v1/records/{provider_key}", AuthEnv: "CRM_TOKEN",
-		Found: domain.LookupFound{Status: []int{200}, Ref: "/id"}, NotFoundStatus: []int{404}, Window: 20 * time.Second}
+		Found: domain.LookupFound{Status: []int{200}, Ref: "/id", Key: "/external_id"}, NotFoundStatus: []int{404}, Window: 20 * time.Second}
 	down := list
 	down.Name = "crm.down"
 	a := *list.LookupAdapter
@@ -504,4 +504,54 @@ func TestReconcileNotFoundWaitsForTheCallDeadline(t *testing.T) {
 	if ev := r.last(op.ID); ev.Action != "reconcile_inconclusive" || !strings.Contains(string(ev.Detail), `"not_before"`) {
 		t.Fatalf("last event %s: %s", ev.Action, ev.Detail)
 	}
+}
+
+// TestLookupALyingAdapterCompletesNothing: a provider that answers
+// {"data":[{"id":"LIE-1"}]} to every query. An adapter that binds a found
+// to the operation (found.key, or a compare rule) reads it as a record
+// that is not this operation's; one with no binding (refused by cards
+// check, but loaded here unchecked) reads a found that nothing ties to the
+// operation. None completes: each of the ten unknown outcomes is on the
+// desk with the lie as evidence.
+func TestLookupALyingAdapterCompletesNothing(t *testing.T) {
+	r := newLookupRig(t, sandbox.Config{})
+	liar := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"data":[{"id":"LIE-1"}]}`))
+	}))
+	t.Cleanup(liar.Close)
+	cs := lookupCards(r.srv.URL)
+	lying := func(name string, found domain.LookupFound) {
+		c := cs["crm.list"]
+		c.Name = name
+		c.LookupAdapter = &domain.LookupAdapter{Method: "GET", URL: liar.URL + "/v1/records?external_id={provider_key}",
+			Found: found, NotFoundStatus: []int{404}}
+		cs[name] = c
+	}
+	lying("lie.unbound", domain.LookupFound{Status: []int{200}, Ref: "/data/0/id", WhenNonempty: "/data"})
+	lying("lie.key", domain.LookupFound{Status: []int{200}, Ref: "/data/0/id", WhenNonempty: "/data", Key: "/data/0/external_id"})
+	lying("lie.compare", domain.LookupFound{Status: []int{200}, Ref: "/data/0/id", WhenNonempty: "/data",
+		Compare: []domain.LookupCompare{{Answer: "/data/0/subject", Content: "/subject"}}})
+	if errs := cs["lie.unbound"].Validate(); len(errs) != 1 || errs[0].Field != "lookup_adapter.found" {
+		t.Fatalf("cards check would load the unbound adapter: %v", errs)
+	}
+	r.ledger = domain.NewLedger(r.st, cs)
+	var ops []domain.Operation
+	for i := range 10 {
+		typ := []string{"lie.unbound", "lie.key", "lie.compare"}[i%3]
+		ops = append(ops, r.timedOut(fmt.Sprintf("evt_lie_%d:crm", i), typ, nil))
+	}
+	l := r.lookuper(true)
+	l.Types = []string{"lie.compare", "lie.key", "lie.unbound"}
+	r.pass(l, 10) // no window: each concludes on its first look
+	for _, op := range ops {
+		got := r.get(op.ID)
+		if got.State == domain.Completed || got.Result != nil {
+			t.Fatalf("%s (%s): %s with %+v; a record nothing ties to the operation completed it", op.ID, op.Type, got.State, got.Result)
+		}
+		if got.State != domain.UnknownOutcome || got.DeskEnteredAt == nil || got.LastError == nil || !strings.Contains(got.LastError.Message, "LIE-1") {
+			t.Fatalf("%s (%s): %s desk %v error %+v; want on the desk with the lie as evidence", op.ID, op.Type, got.State, got.DeskEnteredAt, got.LastError)
+		}
+	}
+	r.pass(l, 0)
 }

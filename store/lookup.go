@@ -37,6 +37,7 @@ type lookupTryJSON struct {
 	Ref       string    `json:"ref,omitempty"`
 	State     string    `json:"state,omitempty"`
 	Conflicts []string  `json:"conflicts,omitempty"`
+	Bound     string    `json:"bound,omitempty"`
 	Error     string    `json:"error,omitempty"`
 }
 
@@ -47,7 +48,7 @@ func (r lookupRow) toDomain() domain.LookupClaim {
 	for _, t := range tries {
 		res, _ := domain.ParseLookupResult(t.Result)
 		c.Tries = append(c.Tries, domain.LookupTry{At: t.At.UTC(), Method: t.Method, URL: t.URL, Status: t.Status,
-			LatencyMs: t.LatencyMs, Result: res, Ref: t.Ref, State: t.State, Conflicts: t.Conflicts, Error: t.Error})
+			LatencyMs: t.LatencyMs, Result: res, Ref: t.Ref, State: t.State, Conflicts: t.Conflicts, Bound: t.Bound, Error: t.Error})
 	}
 	return c
 }
@@ -56,7 +57,7 @@ func triesJSON(ts []domain.LookupTry) string {
 	out := make([]lookupTryJSON, len(ts))
 	for i, t := range ts {
 		out[i] = lookupTryJSON{At: t.At.UTC(), Method: t.Method, URL: t.URL, Status: t.Status, LatencyMs: t.LatencyMs,
-			Result: t.Result.String(), Ref: t.Ref, State: t.State, Conflicts: t.Conflicts, Error: t.Error}
+			Result: t.Result.String(), Ref: t.Ref, State: t.State, Conflicts: t.Conflicts, Bound: t.Bound, Error: t.Error}
 	}
 	b, _ := json.Marshal(out)
 	return string(b)

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -77,7 +78,7 @@ func addTemplateFields(c domain.Card, add func(name, value, meaning string, warn
 	if c.TwinsAllowed {
 		add("twins", "allow", "The same content under another key runs even while an earlier one's outcome is open: identical content is normal for this type.", false)
 	} else {
-		add("twins", "hold", "The same content under another key waits for a person while an earlier one is action_pending, unknown_outcome or failed_terminal: a new key is not an escape hatch.", false)
+		add("twins", "hold", "The same content under another key waits for a person while an earlier one is "+statesText(domain.TwinStates)+": a new key is not an escape hatch.", false)
 	}
 	switch c.Concurrency() {
 	case domain.ConcurrencySerialises:
@@ -99,4 +100,16 @@ func addTemplateFields(c domain.Card, add func(name, value, meaning string, warn
 		add("drill", or(c.Drill.Adapter, "no adapter"), "The drill only runs against a sandbox adapter: this type cannot be drilled as configured.", true)
 	}
 	add("receipts", or(c.Receipts, "receipts"), "Where the drill writes its receipts (JSON and Markdown); each receipt's hash is in the audit trail.", false)
+}
+
+// statesText lists states in prose: "a, b or c".
+func statesText(states []domain.State) string {
+	names := make([]string, len(states))
+	for i, st := range states {
+		names[i] = st.String()
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

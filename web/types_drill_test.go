@@ -32,6 +32,13 @@ func TestDesk_Types_TemplateFields(t *testing.T) {
 	if got := text(p.all("card-field-id_rule")[1]); !strings.Contains(got, "<event_id>:crm_task") {
 		t.Fatalf("id_rule: %q", got)
 	}
+	// The twins line names every state the ledger holds a twin for.
+	twins := text(p.all("card-field-twins")[0])
+	for _, st := range domain.TwinStates {
+		if !strings.Contains(twins, st.String()) {
+			t.Errorf("the twins line leaves out %s: %q", st, twins)
+		}
+	}
 }
 
 func TestDesk_Types_LastDrill(t *testing.T) {

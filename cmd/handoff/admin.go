@@ -131,6 +131,12 @@ func cardsCmd(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "ok  %s (provider %s, idempotency %s, lookup %s)\n", c.Name, c.Provider, c.ProviderIdempotency, c.Lookup)
 		if a := c.LookupAdapter; a != nil {
 			fmt.Fprintf(stdout, "    lookup_adapter %s %s (window %s, authoritative %t)\n", a.Method, a.URL, a.Window, c.LookupAuthoritative)
+			if a.Found.Key != "" {
+				fmt.Fprintf(stdout, "    found bound by found.key %s\n", a.Found.Key)
+			}
+			if n := len(a.Found.Compare); n > 0 {
+				fmt.Fprintf(stdout, "    found bound by %d found.compare rule(s)\n", n)
+			}
 		}
 	}
 	return nil

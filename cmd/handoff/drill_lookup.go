@@ -73,7 +73,7 @@ func drillLookupCards(cards domain.Cards) (domain.Cards, *drillLookups, []string
 			window = max(window, 4*drillLookupBackoff)
 		}
 		c.LookupAdapter = &domain.LookupAdapter{Method: "GET", URL: dl.base + "/" + url.PathEscape(name) + "/v1/records?external_id={provider_key}",
-			Found: domain.LookupFound{Status: []int{200}, Ref: "/data/0/id", WhenNonempty: "/data"}, NotFoundStatus: []int{404}, Window: window}
+			Found: domain.LookupFound{Status: []int{200}, Ref: "/data/0/id", Key: "/data/0/external_id", WhenNonempty: "/data"}, NotFoundStatus: []int{404}, Window: window}
 		out[name] = c
 	}
 	note := fmt.Sprintf("embedded Handoff looks up the types with a lookup_adapter itself, against the sandbox's provider-shaped list "+

@@ -650,3 +650,61 @@ func drillTarget(t *testing.T) (*store.Store, domain.Cards, *embeddedHandoff) {
 	t.Cleanup(emb.Close)
 	return s, cs, emb
 }
+
+// TestDrill_PassesOnACardWithKeyPattern: the drill's keys follow the
+// card's key_pattern (the server refuses any other key), so a card with
+// one is drilled case by case: one whose pattern fixes the action part
+// of an event's keys leaves only the two-action event case not applicable.
+func TestDrill_PassesOnACardWithKeyPattern(t *testing.T) {
+	cs := exampleCards(t)
+	crm, mail := cs["crm.task.create"], cs["email.send"]
+	crm.KeyPattern = "^evt_[A-Za-z0-9]+:crm_task$"
+	mail.KeyPattern = `^m-[0-9a-f]{6,40}(:[a-z]+)?$`
+	cs = domain.Cards{crm.Name: crm, mail.Name: mail}
+	rig := newDrillRig(t, cs)
+	recs, err := rig.drill()
+	if err != nil {
+		for _, rec := range recs {
+			t.Log(rec.Markdown(""))
+		}
+		t.Fatal(err)
+	}
+	for name, rec := range recs {
+		if rec.Verdict != drill.VerdictPass || len(rec.Cases) != 16 {
+			t.Fatalf("%s: verdict %s with %d cases\n%s", name, rec.Verdict, len(rec.Cases), rec.Markdown(""))
+		}
+		if !strings.Contains(strings.Join(rec.Conditions.Notes, "\n"), "key_pattern "+cs[name].KeyPattern) {
+			t.Fatalf("%s: the receipt does not say its keys follow the pattern: %v", name, rec.Conditions.Notes)
+		}
+		applicable := 0
+		for _, c := range rec.Cases {
+			if c.Verdict == drill.VerdictPass {
+				applicable++
+			}
+		}
+		if applicable < 10 {
+			t.Fatalf("%s: only %d cases ran\n%s", name, applicable, rec.Markdown(""))
+		}
+	}
+	if c := caseOf(t, recs["crm.task.create"], 5); c.Verdict != drill.VerdictNotApplicable || !strings.Contains(c.Explanation, "key_pattern") {
+		t.Fatalf("crm case 5: %+v", c)
+	}
+	if c := caseOf(t, recs["email.send"], 5); c.Verdict != drill.VerdictPass {
+		t.Fatalf("email case 5 can make its keys: %+v", c)
+	}
+	// Each operation the drill registered has a key of the pattern.
+	for _, name := range []string{crm.Name, mail.Name} {
+		ops, _, err := rig.store.List(context.Background(), domain.ListQuery{Types: []string{name}, Limit: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ops) < 10 {
+			t.Fatalf("%s: %d operations", name, len(ops))
+		}
+		for _, o := range ops {
+			if !cs[name].KeyMatches(o.Key) {
+				t.Fatalf("%s: key %q does not match %s", name, o.Key, cs[name].KeyPattern)
+			}
+		}
+	}
+}

@@ -630,6 +630,8 @@ export interface components {
             number: number;
             /** @description the state the attempt ended in, or lease_expired; null while it runs */
             outcome: string | null;
+            /** @description the provider key the attempt was given to send (a revision of content already sent goes out under a new one); null for attempts recorded before it was kept */
+            provider_key: string | null;
             /** Format: date-time */
             settled_at: string | null;
             worker: string;
@@ -880,6 +882,11 @@ export interface components {
             automatic_resend: boolean;
             /** @description why automatic re-sends after begin are off: retry layer, an unknown contract or an unverified statement about de-duplication */
             automatic_resend_off: string | null;
+            /**
+             * @description the lowest role that may read content and result data; null: everyone
+             * @enum {string|null}
+             */
+            content_visible_to: "viewer" | "operator" | "approver" | "admin" | "auditor" | null;
             description: string;
             drill: {
                 /** @description the adapter the drill runs against; only sandbox is drilled */
@@ -889,8 +896,21 @@ export interface components {
                 /** @description how the drill's sandbox answers lookups: none, authoritative or unsure */
                 lookup: string;
             };
+            escalate: {
+                /** @description standard or slack */
+                format: string;
+                host: string;
+                /** @description the variable holding the signing secret; never the secret */
+                secret_env: string | null;
+                sees_hidden_content: boolean;
+                unsigned: boolean;
+            }[];
+            /** @description how long an unassigned item may stay unresolved before escalate is told; null for never */
+            escalate_after: string | null;
             /** @description how the business key is made */
             id_rule: string | null;
+            /** @description a regular expression every key of the type must match; null for none */
+            key_pattern: string | null;
             lease: string;
             /** @enum {string} */
             lookup: "none" | "api" | "manual";
@@ -902,6 +922,8 @@ export interface components {
                 compare: string[];
                 done_states: string[];
                 found_status: number[];
+                /** @description RFC 6901 JSON pointer to where the record holds the provider key, which binds it to the operation; null when compare rules bind it */
+                key: string | null;
                 method: string;
                 not_found_status: number[];
                 /** @description RFC 6901 JSON pointer to the provider's reference */
@@ -916,8 +938,22 @@ export interface components {
             lookup_authoritative: boolean;
             lookup_url: string | null;
             name: string;
+            /** @description where notifications go (notify or notify_url), each without its URL's path */
+            notify: {
+                /** @description standard or slack */
+                format: string;
+                host: string;
+                /** @description the variable holding the signing secret; never the secret */
+                secret_env: string | null;
+                sees_hidden_content: boolean;
+                unsigned: boolean;
+            }[];
+            /** @description whether notifications carry content and result data */
+            notify_include_data: boolean;
             owner: string | null;
             provider: string;
+            /** @description serialises, rejects or unknown: what concurrent requests under one provider key do at the provider */
+            provider_concurrency: string;
             /** @enum {string} */
             provider_idempotency: "none" | "key" | "key_and_params" | "unknown";
             /** @description a duration such as 24h; 0s when the provider does not deduplicate */
@@ -939,6 +975,8 @@ export interface components {
             sha256: string;
             side_effect: string;
             terminal: ("transient" | "rate_limited" | "timeout" | "validation" | "auth" | "permission" | "not_found" | "conflict" | "config" | "unknown")[];
+            /** @description hold (the same content under another key waits for a person while one is open) or allow */
+            twins: string;
             unverified: string[];
             /** @description the card's version as recorded in the database; 0 before it is recorded */
             version: number;
