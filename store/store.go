@@ -275,16 +275,20 @@ func translate(err error, what string) error {
 }
 
 // isConnError reports whether err means the database connection was lost
-// or could not be had: the request may succeed once the database is back,
-// so it is 503 with Retry-After, never 500. This is the one place that
-// knows the drivers' ways of saying so; every store path translates
-// through it.
+// or could not be had, or reached a server that takes no writes now (a
+// standby not yet promoted, behind an address that moves at failover): the
+// request may succeed once the database is back, so it is 503 with
+// Retry-After, never 500. This is the one place that knows the drivers'
+// ways of saying so; every store path translates through it.
 func isConnError(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		// 08: connection exception; 57P01/02/03: admin shutdown, crash
-		// shutdown, cannot connect now; 53300: too many connections.
-		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P") || pgErr.Code == "53300"
+		// shutdown, cannot connect now; 53300: too many connections;
+		// 25006: read-only SQL transaction ("cannot execute … in a
+		// read-only transaction").
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P") || pgErr.Code == "53300" ||
+			pgErr.Code == "25006"
 	}
 	var connErr *pgconn.ConnectError
 	if errors.As(err, &connErr) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) ||

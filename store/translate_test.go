@@ -19,7 +19,8 @@ import (
 // TestTranslate_ConnectionLost: every way a driver says the connection is
 // gone — a bad connection, PostgreSQL shutting the backend down, a
 // connection exception, a pool that could not hand out a connection in
-// time — is unavailable (503 with Retry-After), never internal (500).
+// time, a write that reached a standby during failover — is unavailable
+// (503 with Retry-After), never internal (500).
 func TestTranslate_ConnectionLost(t *testing.T) {
 	lost := []error{
 		driver.ErrBadConn,
@@ -30,6 +31,7 @@ func TestTranslate_ConnectionLost(t *testing.T) {
 		&pgconn.PgError{Code: "57P03", Message: "the database system is starting up"},
 		&pgconn.PgError{Code: "08006", Message: "connection failure"},
 		&pgconn.PgError{Code: "08003", Message: "connection does not exist"},
+		&pgconn.PgError{Code: "25006", Message: "cannot execute INSERT in a read-only transaction"},
 		fmt.Errorf("query: %w", io.ErrUnexpectedEOF),
 		&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)},
 		fmt.Errorf("acquiring a connection: %w", context.DeadlineExceeded),
