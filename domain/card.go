@@ -99,6 +99,11 @@ type Card struct {
 	// LookupAdapter, if set, is how Handoff looks an unknown outcome up at
 	// the provider itself before a person is asked (see lookup_adapter.go).
 	LookupAdapter *LookupAdapter
+	// ExecuteAdapter, if set, is how Handoff makes the provider call
+	// itself, and ExecuteEndpoint how POST /v1/execute/{type} reads a
+	// request for it (see execute_adapter.go).
+	ExecuteAdapter  *ExecuteAdapter
+	ExecuteEndpoint *ExecuteEndpoint
 	// KeyPattern is a regexp every key of the type must match (IDRule is
 	// its prose); "" for none. TwinsAllowed lets the same content run under
 	// another key while one is unresolved (a daily digest); ProviderConcurrency
@@ -281,6 +286,7 @@ func (c Card) Validate() []FieldError {
 	if c.LookupAdapter != nil {
 		errs = append(errs, c.LookupAdapter.validate(c)...)
 	}
+	errs = append(errs, c.validateExecute()...)
 	if len(c.Escalate) > 0 && c.EscalateAfter == 0 {
 		bad("escalate_after", "is required when escalate lists destinations")
 	}
