@@ -471,3 +471,71 @@ func TestExecute_ShopifyFlow(t *testing.T) {
 		}
 	}
 }
+
+// TestExecute_ReplicaKilledMidCall: two replicas on one PostgreSQL; the one
+// making a call is killed (SIGKILL) after the provider executed it. Its
+// lease lapses, the other replica looks the call up and completes it, and
+// the caller's retries to the other replica never execute it again.
+func TestExecute_ReplicaKilledMidCall(t *testing.T) {
+	needPostgres(t)
+	p := newProvider(t)
+	_, dbURL := namedDatabase(t)
+	env := append(baseEnv(dbURL), "HANDOFF_CARDS="+executeCards(t, p), "HANDOFF_EXECUTE_ALLOW_PRIVATE=true",
+		"HANDOFF_LOOKUP_ALLOW_PRIVATE=true", "E2E_PROVIDER_TOKEN="+executeSecret)
+	a := launchProc(t, env)
+	if err := a.ready(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cli(t, env, "token", "create", "--namespace", "campaigns", "--name", "replicas")
+	if err != nil {
+		t.Fatalf("token create: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	token := lines[len(lines)-1]
+	b := launchProc(t, env)
+	if err := b.ready(); err != nil {
+		t.Fatal(err)
+	}
+	defer b.stop()
+	onA, onB := &server{URL: a.URL, Token: token}, &server{URL: b.URL, Token: token}
+
+	key := "evt_kill:mail"
+	pk := domain.ProviderKeyFor("campaigns", key)
+	p.setFault(pk, sandbox.FaultTimeoutAfter) // executed, then the answer is held back
+	r, err := executeRequest(httpClient, onA, "mail.plain", key, map[string]any{"to": "a"}, "Prefer", "respond-async")
+	if err != nil || r.Status != http.StatusAccepted {
+		t.Fatalf("%v %d %s", err, r.Status, r.Raw)
+	}
+	for deadline := time.Now().Add(10 * time.Second); p.plain.Executions(pk) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the provider was never called")
+		}
+	}
+	_ = a.cmd.Process.Kill()
+	<-a.exited
+
+	// The caller retries on the other replica until it has an answer.
+	var last response
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(300 * time.Millisecond) {
+		last, err = executeRequest(httpClient, onB, "mail.plain", key, map[string]any{"to": "a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last.Status == 200 || time.Now().After(deadline) {
+			break
+		}
+		if last.Status != 409 && last.Status != 202 {
+			t.Fatalf("the retry on the other replica: %d %s", last.Status, last.Raw)
+		}
+	}
+	if last.Status != 200 || str(last.Body, "state") != "completed" || str(last.Body, "result", "ref") == "" {
+		t.Fatalf("after the kill: %d %s", last.Status, last.Raw)
+	}
+	if n := p.plain.Executions(pk); n != 1 || p.asked(pk) != 1 {
+		t.Fatalf("executed %d times, the provider asked %d times", n, p.asked(pk))
+	}
+	tl := onB.do(t, "GET", "/v1/operations/"+str(last.Body, "id")+"/timeline", nil)
+	if !strings.Contains(string(tl.Raw), "lease_expired") && !strings.Contains(string(tl.Raw), "expire") {
+		t.Errorf("the timeline does not show the lapsed lease: %s", tl.Raw)
+	}
+}
