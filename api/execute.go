@@ -146,3 +146,33 @@ func executeRefusal(op domain.Operation, refused *domain.Error) *domain.Error {
 	}
 	return e
 }
+
+// executeAdapterJSON is a card's execute_adapter as the operation types
+// show it: the secret only by its variable's name.
+type executeAdapterJSON struct {
+	Method                string  `json:"method" schema:"required"`
+	URL                   string  `json:"url" schema:"required" doc:"the template, placeholders unfilled"`
+	AuthEnv               *string `json:"auth_env" doc:"the variable holding the secret; never the secret"`
+	KeyHeader             *string `json:"key_header" doc:"the header carrying the provider key; null for none"`
+	Body                  string  `json:"body" schema:"required" doc:"content, form or template"`
+	Timeout               string  `json:"timeout" schema:"required"`
+	CompletedStatus       []int   `json:"completed_status" schema:"required"`
+	CompletedRef          string  `json:"completed_ref" schema:"required"`
+	FailedTerminalStatus  []int   `json:"failed_terminal_status" doc:"null: every 4xx but 408, 409 and 429"`
+	FailedRetryableStatus []int   `json:"failed_retryable_status" doc:"null: 429, 500, 502, 503, 504"`
+	Signature             *string `json:"signature" doc:"the header whose body signature replaces the bearer token at POST /v1/execute/{type}; null for a token"`
+}
+
+func toExecuteAdapter(c domain.Card) *executeAdapterJSON {
+	a := c.ExecuteAdapter
+	if a == nil {
+		return nil
+	}
+	out := &executeAdapterJSON{Method: a.Method, URL: a.URL, AuthEnv: str(a.AuthEnv), KeyHeader: str(a.ProviderKeyHeader()),
+		Body: a.Body, Timeout: duration(a.RequestTimeout()), CompletedStatus: append([]int{}, a.CompletedStatus...),
+		CompletedRef: a.CompletedRef, FailedTerminalStatus: a.TerminalStatus, FailedRetryableStatus: a.RetryableStatus}
+	if e := c.ExecuteEndpoint; e != nil && e.Signature != nil {
+		out.Signature = str(e.Signature.Header)
+	}
+	return out
+}

@@ -41,6 +41,8 @@ type cardJSON struct {
 	SHA256               string    `json:"sha256" doc:"hash of the recorded card; drill receipts name it"`
 
 	LookupAdapter *lookupAdapterJSON `json:"lookup_adapter" doc:"how Handoff looks an unknown outcome up itself; null without one"`
+	// ExecuteAdapter is in execute.go.
+	ExecuteAdapter *executeAdapterJSON `json:"execute_adapter" doc:"how Handoff makes the provider call itself (POST /v1/execute/{type}); null without one"`
 }
 
 type drillJSON struct {
@@ -70,7 +72,7 @@ func toCard(c domain.Card) cardJSON {
 		AutomaticResendOff: str(c.AutoResendOff()),
 		Drill:              drillJSON{Adapter: c.Drill.Adapter, Idempotency: c.DrillIdempotency(), Lookup: c.DrillLookup()},
 		Receipts:           str(c.Receipts), Version: c.Version, SHA256: c.SHA256,
-		LookupAdapter: toLookupAdapter(c.LookupAdapter)}
+		LookupAdapter: toLookupAdapter(c.LookupAdapter), ExecuteAdapter: toExecuteAdapter(c)}
 }
 
 func classes(cs []domain.ErrorClass) []string {
