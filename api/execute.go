@@ -26,18 +26,7 @@ type executeBody map[string]any
 // under the key, makes the card's call as its own worker and answers with
 // the operation once it is settled, or 202 once the wait is over.
 func (s *server) execute(c *gin.Context) {
-	card, err := s.ledger.Cards.Get(c.Param("type"))
-	if err == nil && s.executor == nil {
-		err = domain.Errorf(domain.EUnavailable, "this server does not execute calls")
-	}
-	var body []byte
-	if err == nil {
-		body, err = readBody(c, s.bodyLimit)
-	}
-	var actor domain.Actor
-	if err == nil {
-		actor, err = s.executeActor(c, card, body)
-	}
+	card, body, actor, err := s.executeRequest(c)
 	var in domain.ExecuteInput
 	if err == nil {
 		in, err = card.ExecuteEndpoint.ReadExecuteRequest(body, c.GetHeader("Idempotency-Key"))
@@ -54,18 +43,44 @@ func (s *server) execute(c *gin.Context) {
 	s.answerExecution(c, card, actor, run)
 }
 
-// executeActor is who the request acts as: its bearer token's workflow, or,
-// when the card asks for a signature instead, the card's signer once the
-// body's signature is verified.
-func (s *server) executeActor(c *gin.Context, card domain.Card, body []byte) (domain.Actor, error) {
-	if card.ExecuteEndpoint == nil || card.ExecuteEndpoint.Signature == nil {
-		return s.bearer(c)
+// executeRequest reads the request: its card, its body and who it acts
+// as — the bearer token's workflow, or, when the card asks for a signature
+// instead, the card's signer once the body's signature is verified. The
+// credential is checked before the type is named: an unknown type is 404
+// only to a caller with a token.
+func (s *server) executeRequest(c *gin.Context) (domain.Card, []byte, domain.Actor, error) {
+	card, err := s.ledger.Cards.Get(c.Param("type"))
+	if err == nil && card.ExecuteAdapter == nil {
+		err = domain.Errorf(domain.ENotFound, "operation type %s has no execute_adapter: Handoff cannot make its call", card.Name)
+	} else if err != nil {
+		err = domain.Errorf(domain.ENotFound, "no operation type named %q", c.Param("type"))
+	}
+	if err != nil || card.ExecuteEndpoint == nil || card.ExecuteEndpoint.Signature == nil {
+		actor, aerr := s.bearer(c)
+		if aerr != nil {
+			return card, nil, actor, aerr
+		}
+		if err == nil && s.executor == nil {
+			err = domain.Errorf(domain.EUnavailable, "this server does not execute calls")
+		}
+		var body []byte
+		if err == nil {
+			body, err = readBody(c, s.bodyLimit)
+		}
+		return card, body, actor, err
+	}
+	body, err := readBody(c, s.bodyLimit)
+	if err != nil {
+		return card, nil, domain.Actor{}, err
 	}
 	sig := *card.ExecuteEndpoint.Signature
 	if !sig.Verify(body, s.getenv(sig.SecretEnv), c.GetHeader(sig.Header)) {
-		return domain.Actor{}, domain.Errorf(domain.EUnauthenticated, "the %s signature of the body is missing or wrong", sig.Header)
+		return card, nil, domain.Actor{}, domain.Errorf(domain.EUnauthenticated, "the %s signature of the body is missing or wrong", sig.Header)
 	}
-	return sig.Actor(), nil
+	if s.executor == nil {
+		return card, nil, domain.Actor{}, domain.Errorf(domain.EUnavailable, "this server does not execute calls")
+	}
+	return card, body, sig.Actor(), nil
 }
 
 // answerExecution waits for the call this request started — at once with
