@@ -51,6 +51,8 @@ type run struct {
 	prefix string
 	// handoffLooksUp: the Handoff looks this type up itself (lookup.go).
 	handoffLooksUp bool
+	// faults injects the execute cases' faults (execute.go).
+	faults *faults
 }
 
 // caseRun collects one case's record.

@@ -46,7 +46,7 @@ func newDrillRig(t *testing.T, cs domain.Cards) *drillRig {
 	t.Cleanup(emb.Close)
 	return &drillRig{t: t, store: s, cards: cs, dir: t.TempDir(),
 		opts: drill.Options{Workflow: emb.Workflow, Namespace: emb.Namespace, Operator: emb.Operator, Approver: emb.Approver, Notes: emb.Notes,
-			LookupRoute:    emb.LookupRoute,
+			LookupRoute: emb.LookupRoute, ExecuteRoute: emb.ExecuteRoute,
 			HandoffVersion: "test", RanBy: "drill-test", MaxWait: 20 * time.Second}}
 }
 
