@@ -29,6 +29,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/opshandoff/handoff/domain"
@@ -74,6 +75,9 @@ type Call struct {
 // the call is abandoned before a byte is sent.
 var ErrNotBegun = errors.New("the begin was not recorded")
 
+// errCallEnded refuses a connection made after its call ended.
+var errCallEnded = errors.New("the call ended before the connection was made")
+
 // Call makes the adapter's request for op. begin is called once the
 // connection is up and before any byte of the request is written; if it
 // fails, nothing is sent and the call reports it with Sent false and no
@@ -83,8 +87,18 @@ func (c *Caller) Call(ctx context.Context, a domain.ExecuteAdapter, op domain.Op
 	if unbuilt != nil {
 		return Call{Settle: *unbuilt}
 	}
-	var began, beginFailed bool
+	// A dial may finish after the request gave up on it: once the call
+	// has ended no connection begins, so a begin is never recorded for a
+	// request that was not sent.
+	var mu sync.Mutex
+	var began, beginFailed, ended bool
 	connected := func(conn net.Conn) (net.Conn, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ended {
+			conn.Close()
+			return nil, errCallEnded
+		}
 		if err := begin(); err != nil {
 			beginFailed = true
 			conn.Close()
@@ -125,17 +139,21 @@ func (c *Caller) Call(ctx context.Context, a domain.ExecuteAdapter, op domain.Op
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	start := time.Now()
 	resp, err := client.Do(req)
-	out := Call{Sent: began}
+	mu.Lock()
+	ended = true
+	sent, refused := began, beginFailed
+	mu.Unlock()
+	out := Call{Sent: sent}
 	if err != nil {
 		out.Latency = time.Since(start)
 		switch {
-		case beginFailed:
+		case refused:
 			return Call{} // nothing sent, nothing to settle: the begin's own failure says why
-		case !began && errors.Is(err, notify.ErrRefused):
+		case !sent && errors.Is(err, notify.ErrRefused):
 			out.Settle = failure(domain.OutcomeFailedTerminal, domain.ClassConfig, "address_refused",
 				"not sent: the provider's address is private, loopback, link-local or metadata "+
 					"(HANDOFF_EXECUTE_ALLOW_PRIVATE allows it)")
-		case !began:
+		case !sent:
 			out.Settle = failure(domain.OutcomeFailedRetryable, domain.ClassTransient, "not_sent",
 				"not sent: no connection to the provider: "+errorText(err))
 		case isTimeout(err):
