@@ -10,12 +10,12 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/opshandoff/handoff/domain"
-	"github.com/opshandoff/handoff/execute"
 )
 
-// Executor is what POST /v1/execute/{type} needs: execute.Executor.
+// Executor is what POST /v1/execute/{type} needs: the execute package's
+// Executor.
 type Executor interface {
-	Start(ctx context.Context, actor domain.Actor, typ string, in domain.ExecuteInput) (execute.Run, error)
+	Start(ctx context.Context, actor domain.Actor, typ string, in domain.ExecuteInput) (domain.ExecuteRun, error)
 }
 
 // executeBody is the request of POST /v1/execute/{type}: the content, or
@@ -31,7 +31,7 @@ func (s *server) execute(c *gin.Context) {
 	if err == nil {
 		in, err = card.ExecuteEndpoint.ReadExecuteRequest(body, c.GetHeader("Idempotency-Key"))
 	}
-	var run execute.Run
+	var run domain.ExecuteRun
 	if err == nil {
 		ctx := domain.WithRequestInfo(c.Request.Context(), requestID(c), c.ClientIP())
 		run, err = s.executor.Start(ctx, actor, card.Name, in)
@@ -88,7 +88,7 @@ func (s *server) executeRequest(c *gin.Context) (domain.Card, []byte, domain.Act
 // operation then is: 200 when completed, 202 while Handoff is still at it
 // (running or a retry scheduled), and a problem naming the state when
 // another request runs the key or a person must decide.
-func (s *server) answerExecution(c *gin.Context, card domain.Card, actor domain.Actor, run execute.Run) {
+func (s *server) answerExecution(c *gin.Context, card domain.Card, actor domain.Actor, run domain.ExecuteRun) {
 	async := strings.Contains(strings.ToLower(c.GetHeader("Prefer")), "respond-async")
 	if run.Done != nil && !async {
 		t := time.NewTimer(card.ExecuteEndpoint.WaitOrDefault())

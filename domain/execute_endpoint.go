@@ -200,3 +200,15 @@ func (cs Cards) ExecuteTypes() []string {
 	}
 	return out
 }
+
+// ExecuteRun is what a request to the execute endpoint started: the
+// operation as registered, and Done, closed once the call this request
+// started has settled; Done is nil when none was started, and Refused then
+// says why (it is done, another request runs it, a retry is scheduled, a
+// person decides).
+type ExecuteRun struct {
+	Operation Operation
+	Created   bool
+	Done      <-chan struct{}
+	Refused   *Error
+}

@@ -26,16 +26,8 @@ type Executor struct {
 	wg sync.WaitGroup
 }
 
-// Run is what a request started: the operation as registered, and Done,
-// closed once the call this request started has settled; Done is nil when
-// none was started, and Refused then says why (it is done, another
-// request runs it, a retry is scheduled, a person decides).
-type Run struct {
-	Operation domain.Operation
-	Created   bool
-	Done      <-chan struct{}
-	Refused   *domain.Error
-}
+// Run is what a request started (domain.ExecuteRun).
+type Run = domain.ExecuteRun
 
 // Start registers the operation under the key and, when it can be claimed,
 // makes the call in the background: the call goes on when the request that
