@@ -47,6 +47,9 @@ type Config struct {
 	// Getenv reads the secrets a card names for request signatures;
 	// default os.Getenv.
 	Getenv func(string) string
+	// Tracing makes an OpenTelemetry span per call through the global
+	// provider, continuing the caller's traceparent (trace.go).
+	Tracing bool
 }
 
 // DefaultExportChunkTimeout bounds each write of an audit export: the
@@ -101,6 +104,9 @@ func New(cfg Config) (*gin.Engine, error) {
 	e := gin.New()
 	if err := e.SetTrustedProxies(cfg.TrustedProxies); err != nil {
 		return nil, fmt.Errorf("api trusted proxies: %w", err)
+	}
+	if cfg.Tracing {
+		e.Use(s.tracing)
 	}
 	e.Use(s.withRequestID(&domain.IDSource{}), apiHeaders, m.observe, s.accessLog, s.recovery)
 	e.NoRoute(s.notFound)

@@ -21,10 +21,11 @@ type fault struct {
 
 // faultProxy forwards to the server, except where a rule says otherwise.
 type faultProxy struct {
-	next  http.Handler
-	mu    sync.Mutex
-	rules []*fault
-	hits  int
+	next      http.Handler
+	mu        sync.Mutex
+	rules     []*fault
+	hits      int
+	forwarded int // requests passed on to the server
 }
 
 func newFaultProxy(target *url.URL) *faultProxy {
@@ -46,6 +47,9 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"status": f.Status, "code": "unavailable", "detail": "injected by the conformance proxy; nothing was written"})
 		return
 	}
+	p.mu.Lock()
+	p.forwarded++
+	p.mu.Unlock()
 	p.next.ServeHTTP(w, r)
 }
 
@@ -74,12 +78,12 @@ func (p *faultProxy) control(w http.ResponseWriter, r *http.Request) {
 		}
 		p.rules = append(p.rules, &f)
 	case http.MethodDelete:
-		p.rules, p.hits = nil, 0
+		p.rules, p.hits, p.forwarded = nil, 0, 0
 	}
 	pending := 0
 	for _, f := range p.rules {
 		pending += f.Times
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]int{"hits": p.hits, "pending": pending})
+	_ = json.NewEncoder(w).Encode(map[string]int{"hits": p.hits, "pending": pending, "forwarded": p.forwarded})
 }
