@@ -23,6 +23,10 @@ type server struct {
 	now       func() time.Time
 	// exportChunkTimeout bounds each write of an audit export.
 	exportChunkTimeout time.Duration
+	// executor makes the calls of POST /v1/execute/{type}; getenv reads
+	// the secrets of its request signatures.
+	executor Executor
+	getenv   func(string) string
 	// prepared once by New
 	metricsHandler http.Handler
 	openapiDoc     []byte

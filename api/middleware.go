@@ -124,19 +124,23 @@ var probes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true
 // Cookies are never read here: the /v1 API is for bearer credentials only,
 // which keeps it out of reach of cross-site requests.
 func (s *server) authenticate(c *gin.Context) {
-	scheme, cred, _ := strings.Cut(c.GetHeader("Authorization"), " ")
-	cred = strings.TrimSpace(cred)
-	if !strings.EqualFold(scheme, "Bearer") || cred == "" || s.auth == nil {
-		s.fail(c, domain.Errorf(domain.EUnauthenticated, "an Authorization: Bearer header is required"))
-		return
-	}
-	actor, err := s.auth.Authenticate(c.Request.Context(), cred)
+	actor, err := s.bearer(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	c.Set(keyActor, actor)
 	c.Next()
+}
+
+// bearer is the actor the request's bearer credential names.
+func (s *server) bearer(c *gin.Context) (domain.Actor, error) {
+	scheme, cred, _ := strings.Cut(c.GetHeader("Authorization"), " ")
+	cred = strings.TrimSpace(cred)
+	if !strings.EqualFold(scheme, "Bearer") || cred == "" || s.auth == nil {
+		return domain.Actor{}, domain.Errorf(domain.EUnauthenticated, "an Authorization: Bearer header is required")
+	}
+	return s.auth.Authenticate(c.Request.Context(), cred)
 }
 
 // actorOf is the authenticated caller; the zero Actor (which the domain

@@ -123,6 +123,7 @@ var headerDocs = map[string]string{
 	"Idempotent-Replayed": "true when the answer replays an earlier registration",
 	"Retry-After":         "seconds to wait before trying again",
 	"WWW-Authenticate":    "the scheme to authenticate with: Bearer",
+	"Preference-Applied":  "respond-async when the request asked for it",
 }
 
 func headers(names []string) map[string]any {

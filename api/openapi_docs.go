@@ -9,6 +9,14 @@ var routeDescriptions = map[string]string{
 		"or a person's issuer, subject and role. Clients check a token with it before they act (handoff drill --url refuses a token outside the drill namespace).",
 	"recordDrillReceipt": "Records the receipt of a drill run against this Handoff (handoff drill --url): stored, shown on the Types page, " +
 		"and its SHA-256 chained into the audit trail as a drill_recorded event. A workflow token or an admin.",
+	"executeOperation": "For a tool that can only send one HTTP request (n8n, Zapier, Make, Shopify Flow, curl): registers the operation " +
+		"under the key (the Idempotency-Key header, or a JSON pointer into the body as the card's execute_endpoint says), claims it as " +
+		"Handoff's own worker, makes the call the card's execute_adapter describes and settles it. Authenticated by a bearer token, " +
+		"or by the body's HMAC signature when the card asks for one (a wrong signature is 401 and records nothing). 200 with the " +
+		"completed operation (Idempotent-Replayed: true when a completed key is asked again: the provider is not called); 202 with " +
+		"Location while the call runs (at once with Prefer: respond-async, else after the card's wait) or a retry is scheduled; 409 " +
+		"not_claimable with reason in_progress and Retry-After while another request runs the key, or with the state and the desk " +
+		"page when a person must decide (unknown_outcome, failed_terminal, awaiting_approval); 422 when the key was registered with other content.",
 	"registerOperation": "Registers one side-effecting operation under its stable key and content fingerprint. " +
 		"201 for a new key; 200 with Idempotent-Replayed: true when the key exists with the same fingerprint (the stored result included once completed); " +
 		"422 fingerprint_mismatch when it exists with other content. With claim, the operation is claimed in the same change when it is claimable " +

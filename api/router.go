@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -41,6 +42,11 @@ type Config struct {
 	// ExportChunkTimeout is how long one chunk of an audit export waits for
 	// a reader that does not read; 0 means DefaultExportChunkTimeout.
 	ExportChunkTimeout time.Duration
+	// Executor runs POST /v1/execute/{type}; nil answers it 503.
+	Executor Executor
+	// Getenv reads the secrets a card names for request signatures;
+	// default os.Getenv.
+	Getenv func(string) string
 	// Tracing makes an OpenTelemetry span per call through the global
 	// provider, continuing the caller's traceparent (trace.go).
 	Tracing bool
@@ -55,7 +61,11 @@ const DefaultExportChunkTimeout = 30 * time.Second
 func New(cfg Config) (*gin.Engine, error) {
 	gin.SetMode(gin.ReleaseMode)
 	s := &server{ledger: cfg.Ledger, auth: cfg.Auth, ready: cfg.Ready, log: cfg.Logger,
-		bodyLimit: cfg.BodyLimit, now: cfg.Now, exportChunkTimeout: cfg.ExportChunkTimeout}
+		bodyLimit: cfg.BodyLimit, now: cfg.Now, exportChunkTimeout: cfg.ExportChunkTimeout,
+		executor: cfg.Executor, getenv: cfg.Getenv}
+	if s.getenv == nil {
+		s.getenv = os.Getenv
+	}
 	if s.exportChunkTimeout <= 0 {
 		s.exportChunkTimeout = DefaultExportChunkTimeout
 	}

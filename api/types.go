@@ -43,6 +43,8 @@ type cardJSON struct {
 	SHA256               string    `json:"sha256" doc:"hash of the recorded card; drill receipts name it"`
 
 	LookupAdapter *lookupAdapterJSON `json:"lookup_adapter" doc:"how Handoff looks an unknown outcome up itself; null without one"`
+	// ExecuteAdapter is in execute.go.
+	ExecuteAdapter *executeAdapterJSON `json:"execute_adapter" doc:"how Handoff makes the provider call itself (POST /v1/execute/{type}); null without one"`
 
 	KeyPattern          *string    `json:"key_pattern" doc:"a regular expression every key of the type must match; null for none"`
 	Twins               string     `json:"twins" doc:"hold (the same content under another key waits for a person while one is open) or allow"`
@@ -105,8 +107,8 @@ func toCard(c domain.Card) cardJSON {
 		AutomaticResendOff: str(c.AutoResendOff()),
 		Drill:              drillJSON{Adapter: c.Drill.Adapter, Idempotency: c.DrillIdempotency(), Lookup: c.DrillLookup()},
 		Receipts:           str(c.Receipts), Version: c.Version, SHA256: c.SHA256,
-		LookupAdapter: toLookupAdapter(c.LookupAdapter),
-		KeyPattern:    str(c.KeyPattern), Twins: twins(c), ProviderConcurrency: c.Concurrency(),
+		LookupAdapter: toLookupAdapter(c.LookupAdapter), ExecuteAdapter: toExecuteAdapter(c),
+		KeyPattern: str(c.KeyPattern), Twins: twins(c), ProviderConcurrency: c.Concurrency(),
 		ContentVisibleTo: visibleTo(c), Notify: toDests(c.Destinations()), EscalateAfter: optDuration(c.EscalateAfter),
 		Escalate: toDests(c.Escalate), NotifyIncludeData: c.NotifyIncludeData}
 }

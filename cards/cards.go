@@ -115,11 +115,13 @@ type cardYAML struct {
 	Receipts             string     `yaml:"receipts"`
 	ContentVisibleTo     string     `yaml:"content_visible_to"`
 
-	LookupAdapter       *lookupAdapterYAML `yaml:"lookup_adapter"`
-	CallTimeout         string             `yaml:"call_timeout"`
-	KeyPattern          string             `yaml:"key_pattern"`
-	Twins               string             `yaml:"twins"`
-	ProviderConcurrency string             `yaml:"provider_concurrency"`
+	LookupAdapter       *lookupAdapterYAML   `yaml:"lookup_adapter"`
+	ExecuteAdapter      *executeAdapterYAML  `yaml:"execute_adapter"`
+	ExecuteEndpoint     *executeEndpointYAML `yaml:"execute_endpoint"`
+	CallTimeout         string               `yaml:"call_timeout"`
+	KeyPattern          string               `yaml:"key_pattern"`
+	Twins               string               `yaml:"twins"`
+	ProviderConcurrency string               `yaml:"provider_concurrency"`
 }
 
 // destYAML is a notification destination; format defaults to standard.
@@ -223,6 +225,10 @@ func (y cardYAML) toDomain() (domain.Card, []domain.FieldError) {
 		Drill: domain.DrillSettings{Adapter: y.Drill.Adapter, Idempotency: y.Drill.Idempotency, Lookup: y.Drill.Lookup}}
 	var adapterErrs []domain.FieldError
 	c.LookupAdapter, adapterErrs = y.LookupAdapter.toDomain()
+	errs = append(errs, adapterErrs...)
+	c.ExecuteAdapter, adapterErrs = y.ExecuteAdapter.toDomain()
+	errs = append(errs, adapterErrs...)
+	c.ExecuteEndpoint, adapterErrs = y.ExecuteEndpoint.toDomain()
 	errs = append(errs, adapterErrs...)
 	c.KeyPattern, c.ProviderConcurrency = y.KeyPattern, y.ProviderConcurrency
 	c.CallTimeout = dur("call_timeout", y.CallTimeout)

@@ -102,6 +102,11 @@ type Card struct {
 	// CallTimeout is how long one provider call may take (call_timeout);
 	// 0: twice the lease (see card_deadline.go).
 	CallTimeout time.Duration
+	// ExecuteAdapter, if set, is how Handoff makes the provider call
+	// itself, and ExecuteEndpoint how POST /v1/execute/{type} reads a
+	// request for it (see execute_adapter.go).
+	ExecuteAdapter  *ExecuteAdapter
+	ExecuteEndpoint *ExecuteEndpoint
 	// KeyPattern is a regexp every key of the type must match (IDRule is
 	// its prose); "" for none. TwinsAllowed lets the same content run under
 	// another key while one is unresolved (a daily digest); ProviderConcurrency
@@ -285,6 +290,7 @@ func (c Card) Validate() []FieldError {
 	if c.LookupAdapter != nil {
 		errs = append(errs, c.LookupAdapter.validate(c)...)
 	}
+	errs = append(errs, c.validateExecute()...)
 	if len(c.Escalate) > 0 && c.EscalateAfter == 0 {
 		bad("escalate_after", "is required when escalate lists destinations")
 	}

@@ -116,21 +116,11 @@ func (a LookupAdapter) validate(c Card) []FieldError {
 	if a.Method != "GET" && a.Method != "HEAD" {
 		bad("request.method", "must be GET or HEAD: a lookup only reads")
 	}
-	for _, m := range lookupVarRE.FindAllStringSubmatch(a.URL, -1) {
-		if v := m[1]; v != "provider_key" && v != "key" && v != "event_id" && !lookupContentRE.MatchString(v) {
-			bad("request.url", "{%s} is not {provider_key}, {key}, {event_id} or {content.field}", v)
-		}
+	msgs := requestURLErrors(a.URL)
+	for _, msg := range msgs {
+		bad("request.url", "%s", msg)
 	}
-	u, err := url.Parse(lookupVarRE.ReplaceAllString(a.URL, "x"))
-	switch {
-	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil:
-		bad("request.url", "must be an http(s) URL without user info")
-	case strings.Contains(lookupAuthority(a.URL), "{"):
-		bad("request.url", "may use placeholders only in the path or the query, not in the scheme, host or port: "+
-			"there an operation's key could choose where the request goes")
-	case strings.Contains(fragment(a.URL), "{"):
-		bad("request.url", "may use placeholders only in the path or the query, not in the fragment")
-	case !strings.Contains(a.URL, "{"):
+	if len(msgs) == 0 && !strings.Contains(a.URL, "{") {
 		bad("request.url", "must name the record: use {provider_key}, {key}, {event_id} or {content.field}")
 	}
 	if a.AuthEnv != "" && !envNameRE.MatchString(a.AuthEnv) {
@@ -232,7 +222,41 @@ func (a LookupAdapter) LookupEvidenceURL(op Operation) string {
 }
 
 func (a LookupAdapter) fillURL(op Operation, keepContent bool) (string, error) {
-	path, query, hasQuery := strings.Cut(a.URL, "?")
+	return fillRequestURL(a.URL, op, keepContent)
+}
+
+// requestURLErrors lists what is wrong with a request URL template, the
+// lookup's and the execute adapter's alike: placeholders only from the
+// known set, and only in the path or the query, where a value cannot
+// choose where the request goes.
+func requestURLErrors(tmpl string) []string {
+	var out []string
+	for _, m := range lookupVarRE.FindAllStringSubmatch(tmpl, -1) {
+		if v := m[1]; v != "provider_key" && v != "key" && v != "event_id" && !lookupContentRE.MatchString(v) {
+			out = append(out, fmt.Sprintf("{%s} is not {provider_key}, {key}, {event_id} or {content.field}", v))
+		}
+	}
+	u, err := url.Parse(lookupVarRE.ReplaceAllString(tmpl, "x"))
+	switch {
+	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil:
+		out = append(out, "must be an http(s) URL without user info")
+	case strings.Contains(lookupAuthority(tmpl), "{"):
+		out = append(out, "may use placeholders only in the path or the query, not in the scheme, host or port: "+
+			"there an operation's key could choose where the request goes")
+	case strings.Contains(fragment(tmpl), "{"):
+		out = append(out, "may use placeholders only in the path or the query, not in the fragment")
+	}
+	return out
+}
+
+// fillRequestURL fills a request URL template for op, each value escaped
+// for where it stands: a path segment before the query, a query value
+// after it. A value that makes a path segment empty, "." or ".." is
+// refused (escaping leaves dots as they are, and a client or a proxy would
+// resolve them into another path), and so is an empty query value. keepContent leaves each content
+// placeholder as it is (the URL as evidence records it).
+func fillRequestURL(tmpl string, op Operation, keepContent bool) (string, error) {
+	path, query, hasQuery := strings.Cut(tmpl, "?")
 	var firstErr error
 	fail := func(err error) {
 		if firstErr == nil {

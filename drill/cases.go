@@ -53,6 +53,8 @@ type run struct {
 	keys   *patternKeys // the card's key_pattern; nil without one
 	// handoffLooksUp: the Handoff looks this type up itself (lookup.go).
 	handoffLooksUp bool
+	// faults injects the execute cases' faults (execute.go).
+	faults *faults
 }
 
 // caseRun collects one case's record.

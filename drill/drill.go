@@ -78,8 +78,12 @@ type Card struct {
 	Receipts string `json:"receipts"`
 	// KeyPattern is the card's key_pattern: the drill's keys match it.
 	KeyPattern string `json:"key_pattern"`
-	Version    int    `json:"version"`
-	SHA256     string `json:"sha256"`
+	// ExecuteAdapter is set when the Handoff makes the type's calls itself.
+	ExecuteAdapter *struct {
+		URL string `json:"url"`
+	} `json:"execute_adapter"`
+	Version int    `json:"version"`
+	SHA256  string `json:"sha256"`
 }
 
 func (c Card) retention() time.Duration {
@@ -151,6 +155,12 @@ type Options struct {
 	// lookup_adapter pointed at the sandbox), and the lookup cases then
 	// check Handoff's lookup instead of making their own.
 	LookupRoute func(typ, sandboxURL string) bool
+	// ExecuteRoute, if set, is told each type's sandbox as it starts; it
+	// answers true when the Handoff makes that type's calls itself (its
+	// card's execute_adapter pointed at the sandbox, in the sandbox's
+	// shape), and the type is then drilled by the execute cases through
+	// POST /v1/execute/{type}, with no worker code.
+	ExecuteRoute func(typ, sandboxURL string) bool
 }
 
 func (o *Options) defaults() error {
@@ -217,12 +227,13 @@ func Run(ctx context.Context, opts Options, card Card) (Receipt, error) {
 	if err != nil {
 		return Receipt{}, err
 	}
-	srv := &http.Server{Handler: sb.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	front := &faults{byCase: map[int]string{}, handler: sb.Handler()}
+	srv := &http.Server{Handler: front, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 
 	r := &run{opts: opts, card: card, sb: sb, sbc: sandbox.NewClient("http://"+ln.Addr().String(), opts.ProviderTimeout),
-		prefix: "drill-" + card.Name + "-" + randomHex(4), keys: keys}
+		prefix: "drill-" + card.Name + "-" + randomHex(4), keys: keys, faults: front}
 	r.handoffLooksUp = opts.LookupRoute != nil && opts.LookupRoute(card.Name, "http://"+ln.Addr().String())
 	cfg := sb.Config()
 	rec := Receipt{ID: "drl_" + randomHex(10), Type: card.Name,
@@ -243,9 +254,15 @@ func Run(ctx context.Context, opts Options, card Card) (Receipt, error) {
 		rec.Conditions.Retryable = []string{}
 	}
 
-	rec.Cases = make([]CaseResult, len(cases))
+	list := cases
+	if card.ExecuteAdapter != nil && opts.ExecuteRoute != nil && opts.ExecuteRoute(card.Name, "http://"+ln.Addr().String()) {
+		list = executeCases
+		rec.Conditions.Notes = append(slices.Clone(rec.Conditions.Notes), "the Handoff makes this type's calls itself (execute_adapter): "+
+			"each case is one POST /v1/execute/"+card.Name+" as a workflow tool sends it, no worker code")
+	}
+	rec.Cases = make([]CaseResult, len(list))
 	var wg sync.WaitGroup
-	for i, c := range cases {
+	for i, c := range list {
 		wg.Go(func() { rec.Cases[i] = r.runCase(ctx, i+1, c) })
 	}
 	wg.Wait()

@@ -113,6 +113,7 @@ func drillCmd(ctx context.Context, cfg config, args []string, stdout, stderr io.
 		defer emb.Close()
 		opts.Workflow, opts.Operator, opts.Approver, opts.Notes = emb.Workflow, emb.Operator, emb.Approver, emb.Notes
 		opts.LookupRoute = emb.LookupRoute
+		opts.ExecuteRoute = emb.ExecuteRoute
 		opts.Namespace = emb.Namespace
 	}
 	list, err := drill.Types(ctx, opts.Workflow)

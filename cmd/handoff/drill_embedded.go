@@ -44,7 +44,10 @@ type embeddedHandoff struct {
 	// LookupRoute points the lookups of a type with an adapter at the
 	// drill's sandbox (drill_lookup.go).
 	LookupRoute func(typ, sandboxURL string) bool
-	close       func()
+	// ExecuteRoute points the calls of a type with an execute_adapter at
+	// the drill's sandbox (drill_execute.go).
+	ExecuteRoute func(typ, sandboxURL string) bool
+	close        func()
 }
 
 func (e *embeddedHandoff) Close() { e.close() }
@@ -84,6 +87,11 @@ func startEmbedded(ctx context.Context, s *store.Store, cards domain.Cards) (*em
 		return nil, err
 	}
 	notes = append(notes, lookupNotes...)
+	speed, lookups.executes, lookupNotes, err = drillExecuteCards(speed, lookups)
+	if err != nil {
+		return nil, err
+	}
+	notes = append(notes, lookupNotes...)
 	ledger := domain.NewLedger(s, speed)
 	ledger.Drills, ledger.DrillLog = s, s // a drill --url against it records its receipts here
 	tokens := auth.NewTokens(s)
@@ -96,22 +104,29 @@ func startEmbedded(ctx context.Context, s *store.Store, cards domain.Cards) (*em
 		opSecret: {Kind: domain.ActorPerson, Name: "Drill Operator", Email: "drill-operator@handoff.invalid", Issuer: "handoff-drill", Subject: "drill-operator", Role: domain.RoleOperator},
 		apSecret: {Kind: domain.ActorPerson, Name: "Drill Approver", Email: "drill-approver@handoff.invalid", Issuer: "handoff-drill", Subject: "drill-approver", Role: domain.RoleApprover},
 	}
-	h, err := api.New(api.Config{Ledger: ledger, Auth: auth.Chain{Tokens: tokens, People: people}, Ready: s.Ping, Logger: quiet})
+	sweepCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	var executor api.Executor
+	if x := startDrillExecutor(sweepCtx, ledger); x != nil {
+		executor = x
+	}
+	h, err := api.New(api.Config{Ledger: ledger, Auth: auth.Chain{Tokens: tokens, People: people}, Ready: s.Ping, Logger: quiet,
+		Executor: executor})
 	if err != nil {
+		stop()
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		stop()
 		return nil, err
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	sweepCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	go (&reconcile.Sweeper{Ledger: ledger, Interval: 250 * time.Millisecond, Log: quiet}).Run(sweepCtx)
 	lookups.run(sweepCtx, ledger, s)
 	url := "http://" + ln.Addr().String()
 	return &embeddedHandoff{URL: url, Namespace: domain.DrillNamespace, Workflow: client.New(url, secret), Operator: client.New(url, opSecret),
-		Approver: client.New(url, apSecret), Notes: notes, LookupRoute: lookups.Route,
+		Approver: client.New(url, apSecret), Notes: notes, LookupRoute: lookups.Route, ExecuteRoute: lookups.RouteExecute,
 		close: func() { stop(); _ = srv.Close(); lookups.Close() }}, nil
 }
 

@@ -35,7 +35,8 @@ type drillLookups struct {
 	mu        sync.Mutex
 	sandboxes map[string]*url.URL // by type
 	base      string
-	types     map[string]bool
+	types     map[string]bool // looked up by Handoff
+	executes  map[string]bool // called by Handoff
 	ln        net.Listener
 }
 
@@ -60,12 +61,9 @@ func drillLookupCards(cards domain.Cards) (domain.Cards, *drillLookups, []string
 	if len(dl.types) == 0 {
 		return out, dl, nil, nil
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if err := dl.listen(); err != nil {
 		return nil, nil, nil, err
 	}
-	dl.base, dl.ln = "http://"+ln.Addr().String(), ln
-	go func() { _ = http.Serve(ln, dl) }()
 	for name := range dl.types {
 		c := out[name]
 		window := min(c.LookupAdapter.Window, drillLookupWindow)
@@ -86,6 +84,19 @@ func (dl *drillLookups) Route(typ, sandboxURL string) bool {
 	if !dl.types[typ] {
 		return false
 	}
+	return dl.route(typ, sandboxURL)
+}
+
+// RouteExecute is drill.Options.ExecuteRoute: it points typ's calls at
+// its sandbox.
+func (dl *drillLookups) RouteExecute(typ, sandboxURL string) bool {
+	if !dl.executes[typ] {
+		return false
+	}
+	return dl.route(typ, sandboxURL)
+}
+
+func (dl *drillLookups) route(typ, sandboxURL string) bool {
 	u, err := url.Parse(sandboxURL)
 	if err != nil {
 		return false

@@ -46,7 +46,7 @@ func newDrillRig(t *testing.T, cs domain.Cards) *drillRig {
 	t.Cleanup(emb.Close)
 	return &drillRig{t: t, store: s, cards: cs, dir: t.TempDir(),
 		opts: drill.Options{Workflow: emb.Workflow, Namespace: emb.Namespace, Operator: emb.Operator, Approver: emb.Approver, Notes: emb.Notes,
-			LookupRoute:    emb.LookupRoute,
+			LookupRoute: emb.LookupRoute, ExecuteRoute: emb.ExecuteRoute,
 			HandoffVersion: "test", RanBy: "drill-test", MaxWait: 20 * time.Second}}
 }
 
@@ -670,7 +670,7 @@ func TestDrill_PassesOnACardWithKeyPattern(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, rec := range recs {
-		if rec.Verdict != drill.VerdictPass || len(rec.Cases) != 16 {
+		if rec.Verdict != drill.VerdictPass || len(rec.Cases) != 17 {
 			t.Fatalf("%s: verdict %s with %d cases\n%s", name, rec.Verdict, len(rec.Cases), rec.Markdown(""))
 		}
 		if !strings.Contains(strings.Join(rec.Conditions.Notes, "\n"), "key_pattern "+cs[name].KeyPattern) {

@@ -26,6 +26,8 @@ usage:
   handoff cards check FILE|DIR                     validate operation types
   handoff lookup TYPE KEY [--namespace NS] [--provider-key K] [--event-id E] [--content JSON]
                                                    run the type's lookup_adapter once and print what it read
+  handoff execute TYPE KEY [--content JSON] [--url URL] [--token TOKEN] [--async]
+                                                   one POST /v1/execute/TYPE to a running Handoff, as a workflow would
   handoff audit export [--format jsonl|csv] [--from T] [--to T] [--namespace NS] [-o FILE]
                                                    export the audit trail with its chain fields
   handoff audit verify [--partial] FILE            check an export offline: chains, checkpoints, gaps
@@ -89,6 +91,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return drillCmd(ctx, cfg, args, stdout, stderr)
 	case "lookup":
 		return lookupCmd(ctx, cfg, args, stdout)
+	case "execute":
+		return executeCmd(ctx, cfg, args, stdout)
 	case "mcp":
 		return mcpCmd(ctx, args, stdout, stderr)
 	case "help", "-h", "--help":

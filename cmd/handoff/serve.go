@@ -130,7 +130,15 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 		return err
 	}
 	ledger.Observer, ledger.Events = recovery, recovery
-	apiHandler, err := api.New(api.Config{Registry: reg,
+	executor, err := newExecutor(ledger)
+	if err != nil {
+		return err
+	}
+	var apiExecutor api.Executor
+	if executor != nil {
+		apiExecutor = executor
+	}
+	apiHandler, err := api.New(api.Config{Registry: reg, Executor: apiExecutor,
 		// People is nil without OIDC: every JWT is then refused.
 		Ledger: ledger, Auth: auth.Chain{Tokens: tokens, People: people}, Ready: s.Ping,
 		BodyLimit: cfg.BodyLimit, TrustedProxies: cfg.TrustedProxies, Tracing: shutdownTracing != nil,
@@ -151,6 +159,9 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	loopCtx, stopLoops := context.WithCancel(context.Background())
 	var loops sync.WaitGroup
 	defer func() { stopLoops(); loops.Wait() }()
+	if executor != nil {
+		defer executor.Wait() // the calls in flight settle before the database closes
+	}
 	loops.Go(func() { (&reconcile.Sweeper{Ledger: ledger, Interval: cfg.SweepInterval}).Run(loopCtx) })
 	deliverer := &reconcile.Deliverer{Store: s,
 		Sender: notify.NewSender(notify.Sender{DeskBase: cfg.SignIn.PublicURL, Timeout: cfg.Notify.Timeout,
@@ -161,6 +172,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	if err := startLookups(loopCtx, &loops, ledger, s, recovery.ObserveLookup); err != nil {
 		return err
 	}
+	startRetries(loopCtx, &loops, ledger, executor)
 	if cfg.TokenCache > 0 {
 		loops.Go(func() { _ = tokens.Watch(loopCtx, s) }) // verified tokens are cached while this listens
 	}

@@ -201,6 +201,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/execute/{type}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register, make the card's provider call as Handoff's own worker, and answer the outcome
+         * @description For a tool that can only send one HTTP request (n8n, Zapier, Make, Shopify Flow, curl): registers the operation under the key (the Idempotency-Key header, or a JSON pointer into the body as the card's execute_endpoint says), claims it as Handoff's own worker, makes the call the card's execute_adapter describes and settles it. Authenticated by a bearer token, or by the body's HMAC signature when the card asks for one (a wrong signature is 401 and records nothing). 200 with the completed operation (Idempotent-Replayed: true when a completed key is asked again: the provider is not called); 202 with Location while the call runs (at once with Prefer: respond-async, else after the card's wait) or a retry is scheduled; 409 not_claimable with reason in_progress and Retry-After while another request runs the key, or with the state and the desk page when a person must decide (unknown_outcome, failed_terminal, awaiting_approval); 422 when the key was registered with other content.
+         */
+        post: operations["executeOperation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/incidents": {
         parameters: {
             query?: never;
@@ -476,7 +496,7 @@ export interface paths {
         put?: never;
         /**
          * Report a lookup at the provider for an unknown outcome
-         * @description Reports a workflow's lookup at the provider for an operation in unknown_outcome: found completes it; not found retries it only when the card says lookups are authoritative, otherwise the evidence is added for the person who decides.
+         * @description Reports a workflow's lookup at the provider for an operation in unknown_outcome: found completes it; not found retries it only when the card says lookups are authoritative and the last call's deadline (begin + call_timeout + the lookup window) has passed, otherwise the evidence is added for the person who decides (before the deadline the event says not_before).
          */
         post: operations["reconcileOperation"];
         delete?: never;
@@ -882,6 +902,8 @@ export interface components {
             automatic_resend: boolean;
             /** @description why automatic re-sends after begin are off: retry layer, an unknown contract or an unverified statement about de-duplication */
             automatic_resend_off: string | null;
+            /** @description how long one provider call may take: the card's call_timeout, or twice the lease. No lookup concludes not-found before the last begin plus this, plus the lookup window */
+            call_timeout: string;
             /**
              * @description the lowest role that may read content and result data; null: everyone
              * @enum {string|null}
@@ -907,6 +929,27 @@ export interface components {
             }[];
             /** @description how long an unassigned item may stay unresolved before escalate is told; null for never */
             escalate_after: string | null;
+            /** @description how Handoff makes the provider call itself (POST /v1/execute/{type}); null without one */
+            execute_adapter: {
+                /** @description the variable holding the secret; never the secret */
+                auth_env: string | null;
+                /** @description content, form or template */
+                body: string;
+                completed_ref: string;
+                completed_status: number[];
+                /** @description null: 429, 500, 502, 503, 504 */
+                failed_retryable_status: number[];
+                /** @description null: every 4xx but 408, 409 and 429 */
+                failed_terminal_status: number[];
+                /** @description the header carrying the provider key; null for none */
+                key_header: string | null;
+                method: string;
+                /** @description the header whose body signature replaces the bearer token at POST /v1/execute/{type}; null for a token */
+                signature: string | null;
+                timeout: string;
+                /** @description the template, placeholders unfilled */
+                url: string;
+            } | null;
             /** @description how the business key is made */
             id_rule: string | null;
             /** @description a regular expression every key of the type must match; null for none */
@@ -2035,6 +2078,160 @@ export interface operations {
             };
             /** @description Not Found (problem details) */
             404: {
+                headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error (problem details) */
+            500: {
+                headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable (problem details) */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    executeOperation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                type: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description completed: the operation; a replay of a completed key calls nothing */
+            200: {
+                headers: {
+                    /** @description true when the answer replays an earlier registration */
+                    "Idempotent-Replayed"?: string;
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description still running, or a retry is scheduled: the operation, at Location */
+            202: {
+                headers: {
+                    /** @description the new operation */
+                    Location?: string;
+                    /** @description respond-async when the request asked for it */
+                    "Preference-Applied"?: string;
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description Bad Request (problem details) */
+            400: {
+                headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized (problem details) */
+            401: {
+                headers: {
+                    /** @description the scheme to authenticate with: Bearer */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (problem details) */
+            403: {
+                headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found (problem details) */
+            404: {
+                headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict (problem details) */
+            409: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large (problem details) */
+            413: {
+                headers: {
+                    /** @description the request's ID, the caller's when it sent a plain one */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity (problem details) */
+            422: {
                 headers: {
                     /** @description the request's ID, the caller's when it sent a plain one */
                     "X-Request-ID"?: string;
