@@ -29,10 +29,15 @@ var (
 	buildErr  error
 )
 
-// handoffBinary builds cmd/handoff once per test run.
+// handoffBinary builds cmd/handoff once per test run, or uses the one
+// HANDOFF_BIN names (scripts/test builds one for every package's tests).
 func handoffBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		if bin := os.Getenv("HANDOFF_BIN"); bin != "" {
+			binary = bin
+			return
+		}
 		dir, err := os.MkdirTemp("", "handoff-e2e")
 		if err != nil {
 			buildErr = err
