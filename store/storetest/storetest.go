@@ -3,11 +3,11 @@
 // that HANDOFF_TEST_POSTGRES names — when that variable is set.
 //
 // URL gives an empty database, which whoever opens it migrates with the
-// real migrations. New gives a migrated one; it migrates a template once
-// per test process and copies it for each test (the SQLite file's bytes, or
-// the PostgreSQL schema's dump replayed under the test's schema name), since
-// running every migration for every test is most of what a short store test
-// costs.
+// real migrations. MigratedURL and New give a migrated one: they migrate a
+// template once per test process and copy it for each test (the SQLite
+// file's bytes, or the PostgreSQL schema's dump replayed under the test's
+// schema name), since running every migration for every test is most of
+// what a short store test costs.
 package storetest
 
 import (
@@ -43,17 +43,24 @@ func URL(t testing.TB) string {
 	return newDatabase(t, nil)
 }
 
-// New opens a fresh, migrated database for the test.
-func New(t testing.TB) *store.Store {
+// MigratedURL returns the URL of a fresh database for the test with every
+// migration applied, removed when the test ends.
+func MigratedURL(t testing.TB) string {
 	t.Helper()
 	tmpl, err := migratedTemplate()
 	switch {
 	case errors.Is(err, exec.ErrNotFound):
-		tmpl = nil // no pg_dump: each test migrates its own schema
+		tmpl = nil // no pg_dump: whoever opens the schema migrates it
 	case err != nil:
 		t.Fatalf("migrating the test database's template: %v", err)
 	}
-	s, err := store.Open(context.Background(), newDatabase(t, tmpl))
+	return newDatabase(t, tmpl)
+}
+
+// New opens a fresh, migrated database for the test.
+func New(t testing.TB) *store.Store {
+	t.Helper()
+	s, err := store.Open(context.Background(), MigratedURL(t))
 	if err != nil {
 		t.Fatalf("opening the test database: %v", err)
 	}
