@@ -43,9 +43,12 @@ type replica struct {
 }
 
 // buildBinary builds cmd/handoff as the e2e tests do, into the test's
-// temporary directory.
+// temporary directory, unless HANDOFF_BIN names one already built.
 func buildBinary(t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv("HANDOFF_BIN"); bin != "" {
+		return bin
+	}
 	bin := filepath.Join(t.TempDir(), "handoff")
 	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "../cmd/handoff")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -29,10 +29,15 @@ var (
 	buildErr  error
 )
 
-// handoffBinary builds cmd/handoff once per test run.
+// handoffBinary builds cmd/handoff once per test run, or uses the one
+// HANDOFF_BIN names (scripts/test builds one for every package's tests).
 func handoffBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		if bin := os.Getenv("HANDOFF_BIN"); bin != "" {
+			binary = bin
+			return
+		}
 		dir, err := os.MkdirTemp("", "handoff-e2e")
 		if err != nil {
 			buildErr = err
@@ -53,9 +58,11 @@ func handoffBinary(t testing.TB) string {
 	return binary
 }
 
-// databaseURL gives each server a fresh database; the PgBouncer test
-// replaces it to run tests through PgBouncer.
-var databaseURL = storetest.URL
+// databaseURL gives each server a fresh, migrated database; the PgBouncer
+// test replaces it to run tests through PgBouncer. The tests that start
+// processes on storetest.URL's empty database (the replicas, faults,
+// shutdown and compose tests) see the binary migrate it.
+var databaseURL = storetest.MigratedURL
 
 // server is a running handoff process and a workflow token for it.
 type server struct {

@@ -64,7 +64,7 @@ func TestPgBouncer_TransactionMode(t *testing.T) {
 		s.Close()
 		return fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable&default_query_exec_mode=cache_describe", direct.User.Username(), bouncer, name)
 	}
-	defer func() { databaseURL = storetest.URL }()
+	defer func() { databaseURL = storetest.MigratedURL }()
 
 	for name, test := range map[string]func(*testing.T){
 		"ClientDo":                                TestClientDo,

@@ -32,7 +32,9 @@ func replicas(t *testing.T, n int) []*store.Store {
 	return out
 }
 
-func trailOf(s *store.Store) *audit.Trail { return audit.NewTrail(s) }
+// trailOf is the store's audit trail, its checkpoints written again when
+// they give up waiting for another test's transaction (storetest.Checkpoints).
+func trailOf(s *store.Store) *audit.Trail { return audit.NewTrail(storetest.Checkpoints(s)) }
 
 // lifecycleEvents is how many events complete writes for an operation:
 // registered_and_claimed (the registration's claim is part of its

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/store"
 	"github.com/opshandoff/handoff/store/storetest"
@@ -28,7 +27,7 @@ func TestCheckpoint_waitsForEarlierPositions(t *testing.T) {
 	}
 	defer s.Close()
 	x := &auditFixture{t: t, s: s, l: domain.NewLedger(s, testCards())}
-	x.trail = audit.OfLedger(x.l)
+	x.trail = trailOf(x.l)
 	slow := x.lifecycle("evt_slow:task")
 	evs := x.events(slow)
 

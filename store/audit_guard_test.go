@@ -13,7 +13,6 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/opshandoff/handoff/audit"
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/store"
 	"github.com/opshandoff/handoff/store/storetest"
@@ -95,7 +94,7 @@ func TestAudit_restrictedRole(t *testing.T) {
 	defer app.Close()
 
 	x := &auditFixture{t: t, s: app, l: domain.NewLedger(app, testCards())}
-	x.trail = audit.OfLedger(x.l)
+	x.trail = trailOf(x.l)
 	op := x.lifecycle("evt_1:task")
 	x.checkpoint()
 	store.ExecRaw(t, owner, "ALTER TABLE audit_events DISABLE TRIGGER audit_events_append_only")

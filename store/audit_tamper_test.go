@@ -20,10 +20,18 @@ type auditFixture struct {
 	trail *audit.Trail
 }
 
+// trailOf is the ledger's audit trail, its checkpoints written again when
+// they give up waiting for another test's transaction (storetest.Checkpoints).
+func trailOf(l *domain.Ledger) *audit.Trail {
+	trail := audit.OfLedger(l)
+	trail.Store = storetest.Checkpoints(trail.Store)
+	return trail
+}
+
 func newAuditFixture(t *testing.T) *auditFixture {
 	s := storetest.New(t)
 	l := domain.NewLedger(s, testCards())
-	return &auditFixture{t: t, s: s, l: l, trail: audit.OfLedger(l)}
+	return &auditFixture{t: t, s: s, l: l, trail: trailOf(l)}
 }
 
 // lifecycle drives one operation through register, claim, begin and
