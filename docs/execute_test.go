@@ -131,3 +131,28 @@ func TestExecuteDoc_blocksRun(t *testing.T) {
 		t.Fatalf("the provider was called with keys %q; want the provider key once", keys)
 	}
 }
+
+// TestExecuteDoc_theREADMEShowsTheRunRequest: the README's execute example
+// (indented, so its own test does not run it) is this page's request,
+// which TestExecuteDoc_blocksRun runs.
+func TestExecuteDoc_theREADMEShowsTheRunRequest(t *testing.T) {
+	page, err := os.ReadFile("execute.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := fence.FindStringSubmatch(string(page)[strings.Index(string(page), "```sh"):])
+	if m == nil {
+		t.Fatal("execute.md has no sh block")
+	}
+	var indented strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(m[2], "\n"), "\n") {
+		indented.WriteString("    " + line + "\n")
+	}
+	if !strings.Contains(string(readme), indented.String()) {
+		t.Fatalf("the README does not show execute.md's request as it is:\n%s", indented.String())
+	}
+}

@@ -29,8 +29,9 @@ import (
 // Commands that run for good (the server, the sandbox) are shown as
 // indented blocks, which are not run: the test starts them itself.
 
-// shellDocs are the files whose ```sh blocks are run, each by its own test.
-var shellDocs = []string{"README.md", "docs/getting-started.md", "docs/guides/http.md", "docs/security.md"}
+// shellDocs are the files whose ```sh blocks are run, each by its own test
+// (docs/execute.md's by docs.TestExecuteDoc_blocksRun).
+var shellDocs = []string{"README.md", "docs/getting-started.md", "docs/guides/http.md", "docs/security.md", "docs/execute.md"}
 
 // mdBlock is one fenced block of a Markdown file: its language, its text
 // and the heading it stands under.
