@@ -41,6 +41,9 @@ type Config struct {
 	// ExportChunkTimeout is how long one chunk of an audit export waits for
 	// a reader that does not read; 0 means DefaultExportChunkTimeout.
 	ExportChunkTimeout time.Duration
+	// Tracing makes an OpenTelemetry span per call through the global
+	// provider, continuing the caller's traceparent (trace.go).
+	Tracing bool
 }
 
 // DefaultExportChunkTimeout bounds each write of an audit export: the
@@ -91,6 +94,9 @@ func New(cfg Config) (*gin.Engine, error) {
 	e := gin.New()
 	if err := e.SetTrustedProxies(cfg.TrustedProxies); err != nil {
 		return nil, fmt.Errorf("api trusted proxies: %w", err)
+	}
+	if cfg.Tracing {
+		e.Use(s.tracing)
 	}
 	e.Use(s.withRequestID(&domain.IDSource{}), apiHeaders, m.observe, s.accessLog, s.recovery)
 	e.NoRoute(s.notFound)

@@ -28,6 +28,7 @@ type cardJSON struct {
 	Retryable            []string  `json:"retryable" schema:"items=classes"`
 	Terminal             []string  `json:"terminal" schema:"items=classes"`
 	Lease                string    `json:"lease"`
+	CallTimeout          string    `json:"call_timeout" doc:"how long one provider call may take: the card's call_timeout, or twice the lease. No lookup concludes not-found before the last begin plus this, plus the lookup window"`
 	Owner                *string   `json:"owner"`
 	Unverified           []string  `json:"unverified"`
 	RetryLayer           string    `json:"retry_layer" doc:"handoff, worker or none: the one layer that retries (none: nobody retries automatically)"`
@@ -63,7 +64,7 @@ func toCard(c domain.Card) cardJSON {
 		RequiresApproval: c.RequiresApproval,
 		Retry: retryJSON{MaxAttempts: c.Retry.MaxAttempts, MaxElapsed: duration(c.Retry.MaxElapsed),
 			Backoff: duration(c.Retry.Backoff), BackoffMax: duration(c.Retry.BackoffMax)},
-		Retryable: classes(c.Retryable), Terminal: classes(c.Terminal), Lease: duration(c.Lease),
+		Retryable: classes(c.Retryable), Terminal: classes(c.Terminal), Lease: duration(c.Lease), CallTimeout: duration(c.CallTimeoutOrDefault()),
 		Owner: str(c.Owner), Unverified: append([]string{}, c.Unverified...),
 		RetryLayer: c.Retrier().String(), ReconciliationOwner: str(c.ReconciliationOwner), IDRule: str(c.IDRule),
 		AutomaticResend:    c.DedupesByKey() && c.AutoResendOff() == "" && c.Retrier() == domain.RetryByHandoff,

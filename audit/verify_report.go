@@ -20,6 +20,14 @@ type Verifier struct {
 	RefName string
 	// MaxBreaks bounds the breaks kept (default 100); the rest are counted.
 	MaxBreaks int
+	// Roots are the checkpoints' roots as published outside the database
+	// (ReadRoots); nil checks none. Each checkpoint must have its published
+	// root, and each published checkpoint must be in the trail.
+	Roots map[int64]string
+	// Restored accepts published checkpoints after the trail's last one: a
+	// database restored from a backup lacks what came after the backup.
+	// They are counted in Report.LaterRoots.
+	Restored bool
 
 	streams     map[string]*chainState
 	pending     map[string][]expectation // checkpoint heads not yet seen
@@ -32,6 +40,8 @@ type Verifier struct {
 	checkpoints int64
 	breaks      []Break
 	omitted     int
+	seenRoots   map[int64]bool
+	laterRoots  int
 }
 
 // expectation is a head a checkpoint recorded.
@@ -47,6 +57,9 @@ type Report struct {
 	Events, Streams, Checkpoints int64
 	Breaks                       []Break // in input order; the first is where the trail first breaks
 	Omitted                      int     // breaks found beyond those listed
+	// LaterRoots counts published checkpoints after the trail's last one,
+	// accepted because the verifier was told the database was Restored.
+	LaterRoots int
 }
 
 // OK reports whether the trail verified.
@@ -112,6 +125,7 @@ func (v *Verifier) system(e domain.AuditEvent, ref int64) {
 		if root := MerkleRoot(c.Heads); root != c.Root {
 			v.add(BreakCheckpoint, e, ref, fmt.Sprintf("checkpoint %d: its heads give root %.16s…, it records %.16s…", c.Seq, root, c.Root))
 		}
+		v.checkPublished(c, e, ref)
 		for _, h := range c.Heads {
 			v.expect(h, c.Seq, e.ID, ref)
 		}
@@ -216,6 +230,7 @@ func (v *Verifier) ExpectLast(h domain.StreamHead) {
 func (v *Verifier) Report() Report {
 	v.init()
 	v.drillReport()
+	v.missingPublished()
 	for _, stream := range slices.Sorted(maps.Keys(v.pending)) {
 		st := v.streams[stream]
 		tomb, purged := v.tombs[stream]
@@ -253,7 +268,8 @@ func (v *Verifier) Report() Report {
 		return ref
 	}
 	slices.SortStableFunc(breaks, func(a, b Break) int { return cmp.Compare(last(a.Ref), last(b.Ref)) })
-	return Report{Events: v.events, Streams: int64(len(v.streams)), Checkpoints: v.checkpoints, Breaks: breaks, Omitted: v.omitted}
+	return Report{Events: v.events, Streams: int64(len(v.streams)), Checkpoints: v.checkpoints, Breaks: breaks, Omitted: v.omitted,
+		LaterRoots: v.laterRoots}
 }
 
 // VerifyEvents runs a verifier over a re-readable input: each calls fn for

@@ -116,6 +116,7 @@ type cardYAML struct {
 	ContentVisibleTo     string     `yaml:"content_visible_to"`
 
 	LookupAdapter       *lookupAdapterYAML `yaml:"lookup_adapter"`
+	CallTimeout         string             `yaml:"call_timeout"`
 	KeyPattern          string             `yaml:"key_pattern"`
 	Twins               string             `yaml:"twins"`
 	ProviderConcurrency string             `yaml:"provider_concurrency"`
@@ -224,6 +225,7 @@ func (y cardYAML) toDomain() (domain.Card, []domain.FieldError) {
 	c.LookupAdapter, adapterErrs = y.LookupAdapter.toDomain()
 	errs = append(errs, adapterErrs...)
 	c.KeyPattern, c.ProviderConcurrency = y.KeyPattern, y.ProviderConcurrency
+	c.CallTimeout = dur("call_timeout", y.CallTimeout)
 	switch y.Twins {
 	case "", "hold":
 	case "allow":

@@ -96,21 +96,21 @@ func TestLoad_LookupAdapterRefusals(t *testing.T) {
 	}
 }
 
-// TestReadmeLookupRecipes: every card the README's lookup recipes show
+// TestReadmeLookupRecipes: every card the lookup guide's recipes show
 // passes cards check.
 func TestReadmeLookupRecipes(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	guide, err := os.ReadFile("../docs/guides/lookup.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, _ := strings.Cut(string(readme), "### Recipes")
+	_, section, _ := strings.Cut(string(guide), "\n## Recipes\n")
 	section, _, _ = strings.Cut(section, "\n## ")
 	n := 0
 	for _, block := range strings.Split(section, "```yaml\n")[1:] {
 		block, _, _ = strings.Cut(block, "```")
 		cs, err := loadString(t, block)
 		if err != nil {
-			t.Fatalf("a README recipe does not load:\n%s\n%v", block, err)
+			t.Fatalf("a recipe does not load:\n%s\n%v", block, err)
 		}
 		for _, c := range cs {
 			if c.LookupAdapter == nil || c.LookupAuthoritative {

@@ -1,6 +1,14 @@
 // Package client is the Go client for workflows. It speaks Handoff's wire
 // contract only (nothing of the server's packages), and Do runs the whole
 // protocol around one side effect: register and claim, begin, call, settle.
+//
+// Do's answer says whether it was a replay (Operation.Replayed: the key had
+// completed before and fn was not called). A fn that returned is settled
+// completed: a Result without a Ref gets the ref DerivedRef gives, the one
+// the Python and TypeScript clients derive from the same answer. A fn that
+// stopped before it could have called the provider returns ErrNotSent
+// (wrapped) and the lease is released at once. What changed between
+// releases is in CHANGELOG.md beside this file.
 package client
 
 import (
@@ -14,6 +22,9 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Client calls one Handoff server with one workflow token.
@@ -59,6 +70,11 @@ type Operation struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	} `json:"last_error"`
+
+	// Replayed is set by Do when the key had completed before: the stored
+	// result is returned and fn was not called (the Python and TypeScript
+	// clients' replayed).
+	Replayed bool `json:"-"`
 }
 
 // Result is the provider's record of the side effect.
@@ -112,10 +128,13 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) (*h
 		}
 		body = bytes.NewReader(raw)
 	}
+	ctx, span := tracer.Start(ctx, method+" "+routeOf(path), trace.WithSpanKind(trace.SpanKindClient))
+	defer span.End()
 	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, body)
 	if err != nil {
 		return nil, err
 	}
+	traceContext.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	req.Header.Set("Authorization", "Bearer "+c.Token)
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")

@@ -55,6 +55,13 @@ func (e *ProviderError) Error() string { return fmt.Sprintf("%s %s: %s", e.Class
 // without error), in progress elsewhere, waiting for a retry or a person.
 var ErrNotClaimable = errors.New("not claimable")
 
+// ErrNotSent is what fn returns, wrapped, when it stopped before it could
+// have called the provider — its own checks of its arguments failed — so
+// nothing was sent: Do settles the attempt failed (class config, code
+// not_sent), releasing the lease at once instead of leaving it to lapse into
+// an unknown outcome, and the card decides whether it is retried.
+var ErrNotSent = errors.New("the provider was not called")
+
 type registerAnswer struct {
 	Operation
 	Claim        *Claim `json:"claim"`
@@ -71,8 +78,16 @@ type registerAnswer struct {
 // content and the provider key while heartbeating the lease, and settle
 // what fn returned — two calls (three with Request.SeparateBegin). The
 // answer is the operation as the server settled it — which, after the retry
-// card, may differ from what fn reported.
+// card, may differ from what fn reported — with Replayed set when the key
+// had completed before and fn was not called.
+//
+// A Result without a Ref is settled completed with the ref DerivedRef
+// gives: fn returned, so the provider's answer is kept rather than left to a
+// person.
 func (c *Client) Do(ctx context.Context, r Request, fn func(ctx context.Context, claim Claim) (Result, error)) (Operation, error) {
+	if fn == nil {
+		return Operation{}, errors.New("handoff: Do needs fn, the provider call")
+	}
 	lease, worker := leaseAndWorker(r)
 	body := map[string]any{"key": r.Key, "type": r.Type, "content": r.Content,
 		"claim": map[string]any{"worker": worker, "lease_seconds": lease, "begin": !r.SeparateBegin}}
@@ -95,6 +110,7 @@ func (c *Client) Do(ctx context.Context, r Request, fn func(ctx context.Context,
 	}
 	if reg.Claim == nil {
 		if reg.State == "completed" {
+			reg.Operation.Replayed = true
 			return reg.Operation, nil
 		}
 		reason := ""
@@ -111,6 +127,9 @@ func (c *Client) Do(ctx context.Context, r Request, fn func(ctx context.Context,
 // register again, e.g. after a person approved its snapshot — and runs fn on
 // the claimed snapshot like Do; r gives only the worker and the lease.
 func (c *Client) Resume(ctx context.Context, id string, r Request, fn func(ctx context.Context, claim Claim) (Result, error)) (Operation, error) {
+	if fn == nil {
+		return Operation{}, errors.New("handoff: Resume needs fn, the provider call")
+	}
 	lease, worker := leaseAndWorker(r)
 	var answer struct {
 		Operation Operation `json:"operation"`
@@ -151,7 +170,19 @@ func (c *Client) run(ctx context.Context, op Operation, claim Claim, claimedAt t
 	var pe *ProviderError
 	switch {
 	case fnErr == nil:
+		if result.Ref == "" {
+			ref, err := DerivedRef(result)
+			if err != nil { // Data is not JSON: the server would refuse it too
+				settle["outcome"] = "unknown_outcome"
+				settle["error"] = map[string]any{"class": "unknown", "message": "fn returned a result whose data is not JSON: " + err.Error()}
+				break
+			}
+			result.Ref = ref
+		}
 		settle["outcome"], settle["result"] = "completed", result
+	case errors.Is(fnErr, ErrNotSent):
+		settle["outcome"] = "failed_retryable"
+		settle["error"] = map[string]any{"class": "config", "code": "not_sent", "message": fnErr.Error()}
 	case errors.As(fnErr, &pe):
 		settle["outcome"] = "failed_retryable"
 		settle["error"] = map[string]any{"class": pe.Class, "code": pe.Code, "message": pe.Message,

@@ -99,6 +99,9 @@ type Card struct {
 	// LookupAdapter, if set, is how Handoff looks an unknown outcome up at
 	// the provider itself before a person is asked (see lookup_adapter.go).
 	LookupAdapter *LookupAdapter
+	// CallTimeout is how long one provider call may take (call_timeout);
+	// 0: twice the lease (see card_deadline.go).
+	CallTimeout time.Duration
 	// KeyPattern is a regexp every key of the type must match (IDRule is
 	// its prose); "" for none. TwinsAllowed lets the same content run under
 	// another key while one is unresolved (a daily digest); ProviderConcurrency
@@ -248,6 +251,7 @@ func (c Card) Validate() []FieldError {
 		bad("drill.lookup", "must be none, authoritative or unsure")
 	}
 	errs = append(errs, c.validateKeyRules()...)
+	errs = append(errs, c.validateCallTimeout()...)
 	if c.NotifyURL != "" {
 		u, err := url.Parse(c.NotifyURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {

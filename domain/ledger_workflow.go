@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -346,6 +347,19 @@ func (l *Ledger) Reconcile(ctx context.Context, actor Actor, id string, r Reconc
 	}
 	r.Evidence = RelayedText(r.Evidence)
 	r.Result = relayedResult(r.Result)
+	r.CallBeganAt = nil
+	if err := checkID(id, "operation"); err != nil {
+		return Operation{}, err
+	}
+	if !r.Found {
+		began, ok, err := l.CallBeganAt(ctx, id, math.MaxInt)
+		if err != nil {
+			return Operation{}, err
+		}
+		if ok {
+			r.CallBeganAt = &began
+		}
+	}
 	ch, err := l.mutate(ctx, actor, id, r)
 	return ch.Op, err
 }
@@ -482,14 +496,17 @@ func (l *Ledger) GetEvent(ctx context.Context, actor Actor, eventID string) (Eve
 }
 
 // Sweep applies what time alone made due — expired leases, exhausted
-// retries, escalations — to up to limit operations, and reports how many
-// changed. Safe
+// retries, resend guards whose key retention ended, escalations — to up to
+// limit operations, and reports how many changed. Safe
 // to run on every replica at once: each change is a compare-and-set.
 func (l *Ledger) Sweep(ctx context.Context, limit int) (int, error) {
-	q := OverdueQuery{Limit: limit, MaxElapsed: map[string]time.Duration{}}
+	q := OverdueQuery{Limit: limit, MaxElapsed: map[string]time.Duration{}, Retention: map[string]time.Duration{}}
 	for _, c := range l.Cards {
 		if c.Retry.MaxElapsed > 0 {
 			q.MaxElapsed[c.Name] = c.Retry.MaxElapsed
+		}
+		if c.DedupesByKey() && c.ProviderKeyRetention > 0 {
+			q.Retention[c.Name] = c.ProviderKeyRetention
 		}
 	}
 	ops, now, err := l.Store.Overdue(ctx, q)
@@ -502,7 +519,17 @@ func (l *Ledger) Sweep(ctx context.Context, limit int) (int, error) {
 		if err != nil {
 			continue // a type removed from the cards: leave it for a person
 		}
-		after, err := l.catchUp(ctx, op, card, now)
+		// One change time made due may make another due: a lease that
+		// lapses before begin on a resend guard whose retention ended.
+		after, err := op, error(nil)
+		for range 3 {
+			if Due(after, card, now) == nil {
+				break
+			}
+			if after, err = l.catchUp(ctx, after, card, now); err != nil {
+				break
+			}
+		}
 		if err == errConflict {
 			continue // another replica or a worker got there first
 		} else if err != nil {

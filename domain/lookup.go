@@ -110,13 +110,22 @@ type LookupVerdict struct {
 	Next       time.Time
 }
 
-// JudgeLookup decides after the latest of tries, the first made at
-// started: found settles at once and so does a conflict (a person must
-// see it); anything else is looked at again, first after backoff and then
-// twice as long each time, until the card's window has passed. Then only
-// an authoritative not-found may lead to a retry; anything else goes to
-// the desk.
+// JudgeLookup is JudgeLookupCall for a call taken to have begun when the
+// lookups started: later than any real begin, so never an earlier verdict.
 func JudgeLookup(card Card, tries []LookupTry, started, now time.Time, backoff time.Duration) LookupVerdict {
+	return JudgeLookupCall(card, tries, started, started, now, backoff)
+}
+
+// JudgeLookupCall decides after the latest of tries, the first made at
+// started, for the call begun at began (the attempt's last begin): found
+// settles at once and so does a conflict (a person must see it); anything
+// else is looked at again, first after backoff and then twice as long each
+// time, until the card's window has passed. Then only an authoritative
+// not-found may lead to a retry, and only once the call's deadline and the
+// window after it have passed (NotFoundFrom): a not-found before then is
+// looked at again at that moment, since the call may still land
+// (invariant 13). Anything else goes to the desk.
+func JudgeLookupCall(card Card, tries []LookupTry, started, began, now time.Time, backoff time.Duration) LookupVerdict {
 	last := tries[len(tries)-1]
 	switch last.Result {
 	case LookupFoundDone:
@@ -126,11 +135,15 @@ func JudgeLookup(card Card, tries []LookupTry, started, now time.Time, backoff t
 	}
 	window := card.LookupAdapter.Window
 	end := started.Add(window)
+	authoritativeNotFound := last.Result == LookupNotFound && card.LookupAuthoritative
+	if from := card.NotFoundFrom(began); authoritativeNotFound && from.After(end) {
+		end = from
+	}
 	if now.Before(end) {
 		wait := backoff << min(len(tries)-1, 20)
 		return LookupVerdict{Next: minTime(now.Add(wait), end)}
 	}
-	if last.Result == LookupNotFound && card.LookupAuthoritative {
+	if authoritativeNotFound {
 		return LookupVerdict{Done: true, Conclusion: ConcludedNotFound}
 	}
 	return LookupVerdict{Done: true, Conclusion: ConcludedDesk}
@@ -263,6 +276,22 @@ func (l *Ledger) LoadForLookup(ctx context.Context, id string) (Operation, Card,
 	}
 	card, err := l.Cards.Get(op.Type)
 	return op, card, now, err
+}
+
+// CallBeganAt is the operation's last begin up to the given attempt: the
+// start of the latest call a lookup of that attempt looks for. ok is false
+// when no begin is on record.
+func (l *Ledger) CallBeganAt(ctx context.Context, id string, attempt int) (began time.Time, ok bool, err error) {
+	atts, err := l.Store.Attempts(ctx, id)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	for _, a := range atts {
+		if a.Number <= attempt && a.BeganAt != nil && (!ok || a.BeganAt.After(began)) {
+			began, ok = *a.BeganAt, true
+		}
+	}
+	return began, ok, nil
 }
 
 // LookupTypes lists the types whose cards have a lookup adapter.

@@ -118,10 +118,105 @@ func TestJudgeLookup(t *testing.T) {
 	}
 	auth := card
 	auth.LookupAuthoritative = true
-	if v := judge(auth, 2*time.Minute, at(2*time.Minute, domain.LookupNotFound)); !v.Done || v.Conclusion != domain.ConcludedNotFound {
+	judgeLongBegun := func(c domain.Card, now time.Duration, tries ...domain.LookupTry) domain.LookupVerdict {
+		return domain.JudgeLookupCall(c, tries, t0, t0.Add(-time.Hour), t0.Add(now), 5*time.Second) // the call's deadline long past
+	}
+	if v := judgeLongBegun(auth, 2*time.Minute, at(2*time.Minute, domain.LookupNotFound)); !v.Done || v.Conclusion != domain.ConcludedNotFound {
 		t.Fatalf("an authoritative not-found after the window: %+v", v)
 	}
-	if v := judge(auth, 2*time.Minute, at(0, domain.LookupNotFound), at(2*time.Minute, domain.LookupError)); v.Conclusion != domain.ConcludedDesk {
+	if v := judgeLongBegun(auth, 2*time.Minute, at(0, domain.LookupNotFound), at(2*time.Minute, domain.LookupError)); v.Conclusion != domain.ConcludedDesk {
 		t.Fatalf("an error last proves nothing, even on an authoritative card: %+v", v)
+	}
+}
+
+// TestJudgeLookupWaitsForTheCallDeadline: an authoritative not-found counts
+// only once the call's deadline (the last begin + call_timeout, or twice
+// the lease) and the window after it have passed; one seen before is
+// looked at again at that moment, not concluded and not dropped; a found
+// before it still settles at once (invariant 13).
+func TestJudgeLookupWaitsForTheCallDeadline(t *testing.T) {
+	card := adapterCard()
+	card.LookupAuthoritative = true
+	card.Lease = 30 * time.Second
+	card.LookupAdapter.Window = 0
+	began := t0.Add(-40 * time.Second) // the lease lapsed 10s ago; the lookups start now
+	judge := func(c domain.Card, now time.Duration, tries ...domain.LookupTry) domain.LookupVerdict {
+		return domain.JudgeLookupCall(c, tries, t0, began, t0.Add(now), 5*time.Second)
+	}
+	at := func(d time.Duration, r domain.LookupResult) domain.LookupTry {
+		return domain.LookupTry{At: t0.Add(d), Result: r}
+	}
+
+	if got := card.CallDeadline(began); !got.Equal(began.Add(time.Minute)) {
+		t.Fatalf("the default call deadline is %v, want twice the lease after begin", got)
+	}
+	v := judge(card, 0, at(0, domain.LookupNotFound))
+	if v.Done || !v.Next.Equal(t0.Add(5*time.Second)) {
+		t.Fatalf("a not-found with no window before the deadline: %+v; want looked at again", v)
+	}
+	v = judge(card, 15*time.Second, at(0, domain.LookupNotFound), at(5*time.Second, domain.LookupNotFound), at(15*time.Second, domain.LookupNotFound))
+	if v.Done || !v.Next.Equal(began.Add(time.Minute)) {
+		t.Fatalf("the last look before the deadline: %+v; want the next at the deadline %v", v, began.Add(time.Minute))
+	}
+	if v := judge(card, 20*time.Second, at(0, domain.LookupNotFound), at(20*time.Second, domain.LookupNotFound)); !v.Done || v.Conclusion != domain.ConcludedNotFound {
+		t.Fatalf("a not-found at the deadline: %+v", v)
+	}
+	if v := judge(card, 0, at(0, domain.LookupFoundDone)); !v.Done || v.Conclusion != domain.ConcludedFound {
+		t.Fatalf("a found before the deadline: %+v", v)
+	}
+	if v := judge(card, 0, at(0, domain.LookupError)); !v.Done || v.Conclusion != domain.ConcludedDesk {
+		t.Fatalf("an error with no window goes to a person, deadline or not: %+v", v)
+	}
+
+	stated := card
+	stated.CallTimeout = 2 * time.Minute
+	stated.LookupAdapter = &domain.LookupAdapter{Window: 30 * time.Second}
+	from := began.Add(2*time.Minute + 30*time.Second)
+	if got := stated.NotFoundFrom(began); !got.Equal(from) {
+		t.Fatalf("NotFoundFrom = %v, want begin + call_timeout + window %v", got, from)
+	}
+	if v := judge(stated, from.Sub(t0)-time.Second, at(0, domain.LookupNotFound), at(from.Sub(t0)-time.Second, domain.LookupNotFound)); v.Done || !v.Next.Equal(from) {
+		t.Fatalf("a not-found a second before call_timeout + window: %+v", v)
+	}
+	if v := judge(stated, from.Sub(t0), at(from.Sub(t0), domain.LookupNotFound)); !v.Done || v.Conclusion != domain.ConcludedNotFound {
+		t.Fatalf("a not-found at call_timeout + window: %+v", v)
+	}
+	unsure := card
+	unsure.LookupAuthoritative = false
+	if v := judge(unsure, 0, at(0, domain.LookupNotFound)); !v.Done || v.Conclusion != domain.ConcludedDesk {
+		t.Fatalf("an unsure not-found goes to a person, not waited on: %+v", v)
+	}
+}
+
+// TestReconcileNotFoundBeforeTheCallDeadline: a workflow's authoritative
+// not-found before the last begin's call deadline is recorded, not taken as
+// proof: the operation stays unknown_outcome, the event says from when a
+// not-found counts; at the deadline the same not-found retries.
+func TestReconcileNotFoundBeforeTheCallDeadline(t *testing.T) {
+	card := testCard()
+	card.Lookup, card.LookupAuthoritative, card.Lease, card.CallTimeout = domain.LookupAPI, true, 30*time.Second, 2*time.Minute
+	op, _ := unknownAfterBegin(t, card)
+	op.State, op.Lease = domain.UnknownOutcome, nil
+	began := t0.Add(-time.Minute)
+	notFound := domain.Reconcile{Evidence: "GET /tasks/hk_1 → 404", CallBeganAt: &began}
+
+	ch, err := domain.Decide(op, notFound, newEnv(card, t0, workflow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Op.State != domain.UnknownOutcome || ch.Events[0].Action != "reconcile_inconclusive" ||
+		!strings.Contains(string(ch.Events[0].Detail), `"not_before":"`+began.Add(2*time.Minute).Format(time.RFC3339)) {
+		t.Fatalf("a not-found a minute into a 2m call: %s %s %s", ch.Op.State, ch.Events[0].Action, ch.Events[0].Detail)
+	}
+	ch, err = domain.Decide(op, notFound, newEnv(card, began.Add(2*time.Minute), workflow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Op.State != domain.FailedRetryable || ch.Events[0].Action != "reconciled" {
+		t.Fatalf("a not-found at the call's deadline: %s %s", ch.Op.State, ch.Events[0].Action)
+	}
+	notFound.CallBeganAt = nil // no begin on record: nothing to wait for
+	if ch, err = domain.Decide(op, notFound, newEnv(card, t0, workflow)); err != nil || ch.Op.State != domain.FailedRetryable {
+		t.Fatalf("a not-found with no begin on record: %v %v", ch.Op.State, err)
 	}
 }

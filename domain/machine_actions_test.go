@@ -308,6 +308,9 @@ func (m *machine) reconcile(t *rapid.T) {
 	if r.Found {
 		r.Result = &domain.Result{Ref: "crm-found"}
 	}
+	r.CallBeganAt = m.lastBegan // as the Ledger reads it from the attempts
+	early := !r.Found && m.lastBegan != nil && m.now.Before(m.card.NotFoundFrom(*m.lastBegan))
+	m.judgeLookup(t)
 	exhausted := m.budget >= m.card.Retry.MaxAttempts || m.elapsedExhausted()
 	before, ch, err := m.do(t, workflow, r)
 	if before.State != domain.UnknownOutcome {
@@ -319,6 +322,7 @@ func (m *machine) reconcile(t *rapid.T) {
 	switch {
 	case r.Found:
 		want = domain.Completed
+	case early: // the call may still land: not proof yet (invariant 13)
 	case m.card.LookupAuthoritative && (exhausted || m.retryRefusal() != ""):
 		want = domain.FailedTerminal
 	case m.card.LookupAuthoritative:
@@ -474,4 +478,41 @@ func (m *machine) spentInDoubt(op domain.Operation) bool {
 		m.card.ProviderIdempotency != domain.IdempotencyNone
 	e := op.LastError
 	return spent && e != nil && (e.Code == domain.CodeResendGuarded || e.Code == "retention_expired" || e.Class.LeavesDoubt())
+}
+
+// judgeLookup asks JudgeLookupCall about Handoff's own lookups of the last
+// call, on the card with an adapter: an authoritative not-found may
+// conclude only once the call's deadline and the window after it have
+// passed (invariant 13); one before is looked at again, at the latest then.
+func (m *machine) judgeLookup(t *rapid.T) {
+	if m.lastBegan == nil {
+		return
+	}
+	card := m.card
+	card.LookupAdapter = &domain.LookupAdapter{Window: rapid.SampledFrom([]time.Duration{0, time.Minute, 5 * time.Second}).Draw(t, "window")}
+	started := m.lastBegan.Add(rapid.SampledFrom([]time.Duration{card.Lease, 0, time.Second, 3 * time.Minute}).Draw(t, "lookup_started"))
+	if started.After(m.now) {
+		started = m.now
+	}
+	results := []domain.LookupResult{domain.LookupNotFound, domain.LookupError, domain.LookupUnsure, domain.LookupFoundDone}
+	tries := []domain.LookupTry{{At: m.now, Result: rapid.SampledFrom(results).Draw(t, "lookup_result")}}
+	v := domain.JudgeLookupCall(card, tries, started, *m.lastBegan, m.now, 5*time.Second)
+	from := card.NotFoundFrom(*m.lastBegan)
+	switch {
+	case v.Done && v.Conclusion == domain.ConcludedNotFound && m.now.Before(from):
+		t.Fatalf("a not-found at %v concluded before the call's deadline and window %v (invariant 13)", m.now, from)
+	case !v.Done && v.Next.After(maxTime(from, started.Add(card.LookupAdapter.Window))):
+		t.Fatalf("a lookup looks again at %v, after the deadline %v and the window", v.Next, from)
+	case !v.Done && !v.Next.After(m.now):
+		t.Fatalf("a lookup not concluded looks again at %v, not after now %v", v.Next, m.now)
+	case v.Done && tries[0].Result == domain.LookupNotFound && card.LookupAuthoritative && v.Conclusion != domain.ConcludedNotFound:
+		t.Fatalf("an authoritative not-found after the deadline concluded %s", v.Conclusion)
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

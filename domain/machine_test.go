@@ -61,6 +61,7 @@ type machine struct {
 	leaseExpires time.Time  // of the live lease, as the model computes it
 	sent         bool       // reached action_pending, and nothing since proved a re-send safe (invariant 3)
 	firstSent    *time.Time // first begin: the provider key's retention starts here
+	lastBegan    *time.Time // the last begin: its call may land until the card's call deadline (invariant 13)
 	final        domain.State
 	runnable     []byte                  // the approved snapshot a worker may run; nil while one awaits approval (invariant 7)
 	budget       int                     // claims since registration or a person's retry
@@ -147,6 +148,7 @@ func drawCard(t *rapid.T) domain.Card {
 	nr, nt := rapid.IntRange(0, 4).Draw(t, "retryable"), rapid.IntRange(0, 4).Draw(t, "terminal")
 	c.Retryable, c.Terminal = classes[:nr], classes[nr:nr+nt]
 	c.Lease = rapid.SampledFrom([]time.Duration{10 * time.Second, 30 * time.Second}).Draw(t, "lease")
+	c.CallTimeout = rapid.SampledFrom([]time.Duration{0, time.Minute, 30 * time.Second, 5 * time.Minute}).Draw(t, "call_timeout")
 	if errs := c.Validate(); len(errs) > 0 {
 		t.Fatalf("drew an invalid card: %v", errs)
 	}
@@ -352,6 +354,9 @@ func (m *machine) record(t *rapid.T, before domain.Operation, cmd domain.Command
 		if m.firstSent == nil {
 			m.firstSent = ptr(m.now)
 		}
+		if before.State != domain.ActionPending {
+			m.lastBegan = ptr(m.now)
+		}
 	}
 	if n.State == domain.UnknownOutcome {
 		m.sent, m.guarded = true, false
@@ -376,6 +381,11 @@ func (m *machine) record(t *rapid.T, before domain.Operation, cmd domain.Command
 		if n.State == domain.FailedRetryable || n.State == domain.FailedTerminal {
 			if c.Found || !m.card.LookupAuthoritative {
 				t.Fatalf("reconcile (found=%v, authoritative=%v) re-opened the operation", c.Found, m.card.LookupAuthoritative)
+			}
+			// Invariant 13: no not-found is proof before the last call's deadline.
+			if m.lastBegan != nil && m.now.Before(m.card.NotFoundFrom(*m.lastBegan)) {
+				t.Fatalf("reconcile not-found at %v re-opened the operation before the call's deadline %v (invariant 13)",
+					m.now, m.card.NotFoundFrom(*m.lastBegan))
 			}
 			m.sent = false
 		}

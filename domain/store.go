@@ -158,4 +158,10 @@ type OverdueQuery struct {
 	// MaxElapsed is each type's retry time limit; types without one are
 	// left out.
 	MaxElapsed map[string]time.Duration
+	// Retention is each type's provider key retention, for the types whose
+	// provider deduplicates by key: a resend guard (CodeResendGuarded)
+	// waiting for a claim lapses when its key's retention ends
+	// (ResendLapsed), and the sweeper hands it on then, not at the next
+	// claim. Types without one are left out.
+	Retention map[string]time.Duration
 }

@@ -128,6 +128,10 @@ type (
 		Found    bool
 		Result   *Result
 		Evidence string
+		// CallBeganAt is the operation's last begin, which the Ledger reads
+		// from the attempts: a not-found counts only once that call's
+		// deadline has passed (Card.NotFoundFrom). nil: none on record.
+		CallBeganAt *time.Time
 	}
 	// ExpireLease is the system's reaction to a lease that ran out.
 	ExpireLease struct{}
@@ -473,6 +477,12 @@ func decideReconcile(op Operation, c Reconcile, env Env) (Change, error) {
 		ch := begin(op, env, Completed, "reconciled")
 		ch.Op.Result = c.Result
 		ch.Events[0].Detail = detail(map[string]any{"found": true, "result_ref": c.Result.Ref, "evidence": c.Evidence})
+		return ch, nil
+	case env.Card.LookupAuthoritative && c.CallBeganAt != nil && env.Now.Before(env.Card.NotFoundFrom(*c.CallBeganAt)):
+		// The call may still land: not proof yet (invariant 13).
+		ch := begin(op, env, UnknownOutcome, "reconcile_inconclusive")
+		ch.Events[0].Detail = detail(map[string]any{"found": false, "authoritative": true, "evidence": c.Evidence,
+			"not_before": env.Card.NotFoundFrom(*c.CallBeganAt).UTC()})
 		return ch, nil
 	case env.Card.LookupAuthoritative:
 		ch := begin(op, env, FailedRetryable, "reconciled")

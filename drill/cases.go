@@ -40,6 +40,7 @@ var cases = []caseFunc{
 	{"an auth error: a permanent refusal, held without retry", (*run).authRefused},
 	{"a provider 5xx before and after begin", (*run).serverError},
 	{"a revision after a lost answer, on a provider that remembers keys", (*run).revisionAfterLostAnswer},
+	{"a late call: it lands after the first lookup", (*run).lateCall},
 }
 
 // run is one drill of one type.

@@ -61,6 +61,11 @@ type Card struct {
 	} `json:"retry"`
 	Lease      string `json:"lease"`
 	RetryLayer string `json:"retry_layer"`
+	// CallTimeout is how long one provider call may take (case 17).
+	CallTimeout   string `json:"call_timeout"`
+	LookupAdapter *struct {
+		Window string `json:"window"`
+	} `json:"lookup_adapter"`
 	// AutomaticResend is whether the server ever re-sends after begin on
 	// its own; nil from a server that does not say (then dedupes decides).
 	AutomaticResend    *bool  `json:"automatic_resend"`

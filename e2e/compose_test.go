@@ -30,7 +30,7 @@ import (
 
 // No container runtime runs where these tests run, so docker-compose.yml
 // and deploy/dex/config.yaml are proved here: read and checked against the
-// README and each other, and their topology started natively.
+// documentation and each other, and their topology started natively.
 
 type composeFile struct {
 	Services map[string]composeService `yaml:"services"`
@@ -103,16 +103,16 @@ func interpolate(t *testing.T, v string) string {
 	})
 }
 
-// readmeVariables are the HANDOFF_* names in the README's configuration table.
+// readmeVariables are the HANDOFF_* names in the configuration reference's table.
 func readmeVariables(t *testing.T) map[string]bool {
 	t.Helper()
-	raw, err := os.ReadFile("../README.md")
+	raw, err := os.ReadFile("../docs/reference/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(raw), "\n## Configuration\n")
+	_, section, ok := strings.Cut(string(raw), "\n## Variables\n")
 	if !ok {
-		t.Fatal("the README has no Configuration section")
+		t.Fatal("docs/reference/configuration.md has no Variables section")
 	}
 	if i := strings.Index(section, "\n## "); i >= 0 {
 		section = section[:i]
@@ -126,7 +126,7 @@ func readmeVariables(t *testing.T) map[string]bool {
 		}
 	}
 	if len(names) < 10 {
-		t.Fatalf("found only %d variables in the README's configuration table", len(names))
+		t.Fatalf("found only %d variables in the configuration reference's table", len(names))
 	}
 	return names
 }
@@ -178,11 +178,11 @@ func TestCompose_File(t *testing.T) {
 		}
 	}
 
-	// Only the README's variables configure Handoff.
+	// Only the documented variables configure Handoff.
 	known := readmeVariables(t)
 	for _, n := range regexp.MustCompile(`HANDOFF_[A-Z0-9_]+`).FindAllString(raw+string(dockerfile), -1) {
 		if !known[n] {
-			t.Errorf("%s is used in docker-compose.yml or the Dockerfile but is not in the README's configuration table", n)
+			t.Errorf("%s is used in docker-compose.yml or the Dockerfile but is not in docs/reference/configuration.md", n)
 		}
 	}
 
@@ -234,7 +234,7 @@ func TestCompose_File(t *testing.T) {
 		}
 
 		// Every mapped group is held by someone, and the four people get
-		// the README's roles.
+		// the roles the Compose guide lists.
 		roles, err := auth.ParseRoleMap(env["HANDOFF_ROLE_MAP"])
 		if err != nil {
 			t.Fatalf("%s: HANDOFF_ROLE_MAP: %v", name, err)

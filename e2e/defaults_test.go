@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// TestServeWithNoConfiguration is the README's run command: no database URL,
+// TestServeWithNoConfiguration is the README's run command (and the tutorial's): no database URL,
 // no cards — SQLite in ./handoff.db, the bundled example types, and a hint
 // on how to get a token. Only the port is chosen, so the test cannot collide
 // with a server already on 8080.

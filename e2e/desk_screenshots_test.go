@@ -12,7 +12,7 @@ import (
 // TestDesk_Screenshots renders the overview, queue, incidents, an incident, operation and
 // approvals pages at desktop width, and the queue and an operation at phone
 // width, into the folder HANDOFF_SCREENSHOTS names; the
-// README shows the committed ones. It fills the desk through the API the way
+// desk guide (docs/guides/desk.md) shows the committed ones. It fills the desk through the API the way
 // a day of failures would. Run it when the pages change:
 //
 //	HANDOFF_SCREENSHOTS=$PWD/../docs/screenshots go test -run Screenshots ./e2e/

@@ -12,7 +12,7 @@ import (
 
 // TestFaults_WorkerKilledAfterBegunClaim: a worker process that got two
 // claims with begin (the two-call lifecycle) is killed (SIGKILL) before it
-// calls the provider. It leaves what the README says that lifecycle costs:
+// calls the provider. It leaves what docs/concepts/leases.md says that lifecycle costs:
 // nobody knows whether the provider was called. The operation whose
 // provider deduplicates by key inside its retention window is re-sent by
 // the system under the same provider key (failed_retryable,

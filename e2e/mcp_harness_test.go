@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -32,6 +33,15 @@ type billing struct {
 func startBilling(t *testing.T) (*billing, string) {
 	b := &billing{runs: map[string][]map[string]any{}}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "test-billing", Version: "1"}, nil)
+	b.addTools(srv)
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	b.http = hs
+	return b, hs.URL
+}
+
+// addTools lists the billing tools on srv.
+func (b *billing) addTools(srv *sdk.Server) {
 	schema := map[string]any{"type": "object", "properties": map[string]any{
 		"customer": map[string]any{"type": "string"}, "amount": map[string]any{"type": "number"},
 		"memo": map[string]any{"type": "string"}}}
@@ -41,10 +51,6 @@ func startBilling(t *testing.T) (*billing, string) {
 	}
 	srv.AddTool(&sdk.Tool{Name: "delete_customer", InputSchema: schema}, b.tool("delete_customer")) // says nothing: destructive
 	srv.AddTool(&sdk.Tool{Name: "get_customer", InputSchema: schema, Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}}, b.tool("get_customer"))
-	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
-	t.Cleanup(hs.Close)
-	b.http = hs
-	return b, hs.URL
 }
 
 func (b *billing) tool(name string) sdk.ToolHandler {
@@ -210,4 +216,25 @@ func (d *mcpDesk) waitState(t *testing.T, id, state string) map[string]any {
 			t.Fatalf("operation %s is %s, not %s", id, str(op, "state"), state)
 		}
 	}
+}
+
+// restart stops the upstream's HTTP server and starts a fresh one on the
+// same address: its MCP sessions are gone, as after a deploy, and a request
+// under an old session is answered 404 "session not found".
+func (b *billing) restart(t *testing.T) {
+	t.Helper()
+	addr := b.http.Listener.Addr().String()
+	b.http.Close()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "test-billing", Version: "2"}, nil)
+	b.addTools(srv)
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listening again on %s: %v", addr, err)
+	}
+	hs := httptest.NewUnstartedServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	hs.Listener.Close()
+	hs.Listener = l
+	hs.Start()
+	t.Cleanup(hs.Close)
+	b.http = hs
 }

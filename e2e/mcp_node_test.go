@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goccy/go-yaml"
 )
 
 // nodeDir holds the npm packages of the MCP peers nobody here wrote: the
@@ -41,8 +43,11 @@ type agentRun struct {
 		Annotations map[string]any `json:"annotations"`
 	} `json:"tools"`
 	List, First, Second, Other, Move agentAnswer
-	AfterSecond                      string `json:"after_second"`
-	AfterOther                       string `json:"after_other"`
+	Edit                             agentAnswer `json:"edit"`
+	EditRetry                        agentAnswer `json:"edit_retry"`
+	AfterEdits                       string      `json:"after_edits"`
+	AfterSecond                      string      `json:"after_second"`
+	AfterOther                       string      `json:"after_other"`
 }
 
 // TestMCP_OfficialPeers drives `handoff mcp` with the official TypeScript
@@ -56,20 +61,17 @@ func TestMCP_OfficialPeers(t *testing.T) {
 	d := startMCPDesk(t)
 	server, _ := filepath.Abs(filepath.Join(nodeDir, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js"))
 	agentScript, _ := filepath.Abs(filepath.Join(nodeDir, "agent.mjs"))
+	// The guarded tools are the MCP guide's own example, in front of the
+	// real filesystem server.
+	tools := guideTools(t, "files")
 	config := func(t *testing.T, dir string) string {
 		file := filepath.Join(t.TempDir(), "mcp.yaml")
 		cfg := fmt.Sprintf(`handoff: {url: %q, token_env: HANDOFF_MCP_TOKEN}
 upstreams:
   - name: files
     command: [node, %q, %q]
-    tools:
-      - name: write_file
-        type: fs.file.write
-        key: {from: [path]}
-        content: [path, content]
-        errors:
-          - {match: "Access denied|outside allowed", class: permission}
-`, d.URL, server, dir)
+    tools: %s
+`, d.URL, server, dir, tools)
 		if err := os.WriteFile(file, []byte(cfg), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -116,6 +118,9 @@ func checkAgentRun(t *testing.T, d *mcpDesk, dir string, cmd *exec.Cmd) {
 	if err := os.WriteFile(filepath.Join(dir, "readme.txt"), []byte("hello"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "todo.txt"), []byte("line 1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -159,10 +164,46 @@ func checkAgentRun(t *testing.T, d *mcpDesk, dir string, cmd *exec.Cmd) {
 	if _, err := os.Stat(filepath.Join(dir, "moved.txt")); err == nil {
 		t.Errorf("move_file ran")
 	}
+	if run.Edit.IsError || run.EditRetry.IsError || dig(run.EditRetry.Meta, "handoff", "replayed") != true ||
+		run.AfterEdits != "line 1\nline 2" {
+		t.Errorf("edit_file retried should append the line once: %+v %+v, file %q", run.Edit, run.EditRetry, run.AfterEdits)
+	}
 	// One operation, completed, made by the TypeScript client's session.
 	id := fmt.Sprint(dig(run.First.Meta, "handoff", "operation"))
 	tl := d.call(t, d.mcpToken, http.MethodGet, "/v1/operations/"+id+"/timeline", nil)
 	if !strings.Contains(string(tl.Raw), "mcp e2e-ts-agent/2.0 via files/write_file") {
 		t.Errorf("the timeline does not name the agent and tool: %s", tl.Raw)
 	}
+}
+
+// guideTools is the tools list of the named upstream in the MCP guide's
+// example configuration, as one line of YAML flow.
+func guideTools(t *testing.T, upstream string) string {
+	t.Helper()
+	raw, err := os.ReadFile("../docs/guides/mcp.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(raw), "```yaml\n")
+	block, _, _ = strings.Cut(block, "```")
+	var cfg struct {
+		Upstreams []struct {
+			Name  string           `yaml:"name"`
+			Tools []map[string]any `yaml:"tools"`
+		} `yaml:"upstreams"`
+	}
+	if err := yaml.Unmarshal([]byte(block), &cfg); err != nil {
+		t.Fatalf("the MCP guide's example: %v", err)
+	}
+	for _, u := range cfg.Upstreams {
+		if u.Name == upstream {
+			out, err := json.Marshal(u.Tools) // JSON is YAML flow
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(out)
+		}
+	}
+	t.Fatalf("the MCP guide's example has no upstream %q", upstream)
+	return ""
 }

@@ -23,7 +23,7 @@ const pgbouncerBinary = "/usr/sbin/pgbouncer"
 
 // TestPgBouncer_TransactionMode runs the lifecycle and concurrency tests,
 // and checks the probes, with every server behind PgBouncer in transaction
-// mode, configured as the README's "Running many replicas" says: pgx's
+// mode, configured as docs/guides/pgbouncer.md says: pgx's
 // describe cache instead of named prepared statements, and migrations run
 // on a direct connection before the replicas start.
 func TestPgBouncer_TransactionMode(t *testing.T) {

@@ -23,6 +23,10 @@ import (
 
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/notify"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Looker makes lookups.
@@ -42,12 +46,23 @@ func New(allowPrivate bool, getenv func(string) string) *Looker {
 	return &Looker{client: notify.GuardedClient(time.Minute, allowPrivate), getenv: getenv, now: time.Now}
 }
 
+// tracer makes a span per lookup (a no-op unless tracing is configured).
+var tracer = otel.Tracer("github.com/opshandoff/handoff/lookup")
+
 // maxAnswer is how much of an answer is read.
 const maxAnswer = 1 << 20
 
 // Look makes one lookup of op with the adapter and reads the answer.
-func (l *Looker) Look(ctx context.Context, a domain.LookupAdapter, op domain.Operation) domain.LookupTry {
-	t := domain.LookupTry{At: l.now().UTC(), Method: a.Method, URL: EvidenceURL(a, op)}
+func (l *Looker) Look(ctx context.Context, a domain.LookupAdapter, op domain.Operation) (t domain.LookupTry) {
+	// The span names the operation, never the URL: it may carry content.
+	ctx, span := tracer.Start(ctx, "lookup", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("handoff.operation_id", op.ID), attribute.String("handoff.type", op.Type),
+		attribute.String("http.request.method", a.Method)))
+	defer func() {
+		span.SetAttributes(attribute.String("handoff.lookup.result", t.Result.String()), attribute.Int("http.response.status_code", t.Status))
+		span.End()
+	}()
+	t = domain.LookupTry{At: l.now().UTC(), Method: a.Method, URL: EvidenceURL(a, op)}
 	target, err := a.LookupRequestURL(op)
 	if err != nil {
 		t.Result, t.Error = domain.LookupError, err.Error()

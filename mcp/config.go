@@ -34,11 +34,30 @@ type UpstreamConfig struct {
 	Name    string            `yaml:"name"`
 	Command []string          `yaml:"command"`
 	Env     map[string]string `yaml:"env"`
-	URL     string            `yaml:"url"`
+	// PassEnv names variables of handoff mcp's own environment that a
+	// command upstream gets as they are. Nothing else is inherited beyond a
+	// small base (PATH, HOME, the locale; see baseEnv): the environment
+	// holds Handoff's token, and an upstream is someone else's program.
+	PassEnv []string `yaml:"pass_env"`
+	URL     string   `yaml:"url"`
 	// Pass lists unlisted tools allowed through although their annotations
 	// say, or leave it to be assumed, that they are destructive.
-	Pass  []string     `yaml:"pass"`
-	Tools []ToolConfig `yaml:"tools"`
+	Pass []string `yaml:"pass"`
+	// PassTimeout bounds a passed-through (unguarded) call; default 30s.
+	PassTimeout string       `yaml:"pass_timeout"`
+	Tools       []ToolConfig `yaml:"tools"`
+
+	passTimeoutD time.Duration
+}
+
+// defaultPassTimeout bounds a passed-through call when the file says nothing.
+const defaultPassTimeout = 30 * time.Second
+
+func (u *UpstreamConfig) passTimeout() time.Duration {
+	if u.passTimeoutD > 0 {
+		return u.passTimeoutD
+	}
+	return defaultPassTimeout
 }
 
 // ToolConfig is one guarded tool: the operation type it runs as, how its
@@ -83,6 +102,8 @@ var errorClasses = []string{"transient", "rate_limited", "timeout", "validation"
 	"not_found", "conflict", "config", "unknown"}
 
 var upstreamName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // LoadConfig reads and checks a configuration file; its errors name the
 // file, the upstream and tool, and the field.
@@ -139,6 +160,28 @@ func (c *Config) check() error {
 			return bad(where, "url", "must be an http:// or https:// URL")
 		case len(u.Env) > 0 && u.URL != "":
 			return bad(where, "env", "only for a command")
+		case len(u.PassEnv) > 0 && u.URL != "":
+			return bad(where, "pass_env", "only for a command")
+		}
+		for _, name := range u.PassEnv {
+			if !envName.MatchString(name) {
+				return bad(where, "pass_env", "%q is not an environment variable's name", name)
+			}
+		}
+		for name := range u.Env {
+			if !envName.MatchString(name) {
+				return bad(where, "env", "%q is not an environment variable's name", name)
+			}
+		}
+		if slices.Contains(u.PassEnv, c.tokenEnv()) || u.Env[c.tokenEnv()] != "" {
+			return bad(where, "pass_env", "%s holds Handoff's workflow token; an upstream never gets it", c.tokenEnv())
+		}
+		if u.PassTimeout != "" {
+			d, err := time.ParseDuration(u.PassTimeout)
+			if err != nil || d <= 0 {
+				return bad(where, "pass_timeout", "%q is not a positive duration such as 20s", u.PassTimeout)
+			}
+			c.Upstreams[i].passTimeoutD = d
 		}
 		seen[u.Name] = true
 		tools := map[string]bool{}

@@ -46,6 +46,10 @@ func (p *Proxy) guarded(ctx context.Context, req *sdk.CallToolRequest, r *route)
 		return errorResult(err.Error(), nil)
 	}
 	c := &call{r: r, args: args, key: key, sent: content(r.guard, args)}
+	if err := r.up.ready(ctx); err != nil {
+		// Nothing is recorded or sent: the agent may simply call again.
+		return errorResult(fmt.Sprintf("The upstream %q is unreachable; the call was not made. Retry it with the same arguments. (%v)", r.up.cfg.Name, err), nil)
+	}
 	cr := client.Request{Key: key, Type: r.guard.Type, Content: c.sent, LeaseSeconds: r.lease,
 		Source: fmt.Sprintf("mcp %s/%s", r.up.cfg.Name, r.tool.Name), Worker: worker(req, r)}
 	op, err := p.hc.Do(ctx, cr, c.run)

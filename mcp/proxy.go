@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -59,7 +60,7 @@ func New(ctx context.Context, cfg *Config, token, version string, log *slog.Logg
 	p := &Proxy{cfg: cfg, hc: client.New(cfg.url(), token), routes: map[string]*route{}, log: log}
 	impl := &sdk.Implementation{Name: "handoff-mcp", Version: version}
 	for _, uc := range cfg.Upstreams {
-		u, err := connectUpstream(ctx, uc, impl)
+		u, err := connectUpstream(ctx, uc, impl, cfg.tokenEnv())
 		if err != nil {
 			p.Close()
 			return nil, err
@@ -211,19 +212,35 @@ func properties(t *sdk.Tool) map[string]any {
 
 func (p *Proxy) handler(r *route) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		if why, ok := refusedFrame(req.Params.Arguments); ok {
+			return errorResult(fmt.Sprintf("Handoff refused the call; it was not made: %s.", why), nil), nil
+		}
 		switch {
 		case r.refused != "":
 			return errorResult(r.refused, nil), nil
 		case r.guard != nil:
 			return p.guarded(ctx, req, r), nil
 		}
-		res, err := r.up.call(ctx, r.tool.Name, req.Params.Arguments)
-		var wire *jsonrpc.Error
-		if err != nil && !errors.As(err, &wire) { // the upstream's own refusals are forwarded as they are
-			return errorResult(fmt.Sprintf("The upstream %q did not answer: %v", r.up.cfg.Name, err), nil), nil
-		}
-		return res, err
+		return p.passThrough(ctx, req, r)
 	}
+}
+
+// passThrough calls an unguarded tool within the upstream's pass timeout.
+func (p *Proxy) passThrough(ctx context.Context, req *sdk.CallToolRequest, r *route) (*sdk.CallToolResult, error) {
+	if err := r.up.ready(ctx); err != nil {
+		return errorResult(fmt.Sprintf("The upstream %q is unreachable; the call was not made: %v", r.up.cfg.Name, err), nil), nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, r.up.cfg.passTimeout())
+	defer cancel()
+	res, err := r.up.call(cctx, r.tool.Name, req.Params.Arguments)
+	var wire *jsonrpc.Error
+	switch {
+	case err != nil && cctx.Err() != nil && ctx.Err() == nil:
+		return errorResult(fmt.Sprintf("The upstream %q did not answer within %s.", r.up.cfg.Name, r.up.cfg.passTimeout()), nil), nil
+	case err != nil && !errors.As(err, &wire): // the upstream's own refusals are forwarded as they are
+		return errorResult(fmt.Sprintf("The upstream %q did not answer: %v", r.up.cfg.Name, err), nil), nil
+	}
+	return res, err
 }
 
 // Server is the MCP server, for a transport to run.
@@ -231,7 +248,7 @@ func (p *Proxy) Server() *sdk.Server { return p.server }
 
 // RunStdio serves one agent host over standard input and output.
 func (p *Proxy) RunStdio(ctx context.Context) error {
-	return p.server.Run(ctx, &sdk.StdioTransport{})
+	return p.server.Run(ctx, &sdk.IOTransport{Reader: newFrameGuard(os.Stdin), Writer: stdout{os.Stdout}})
 }
 
 // HTTPHandler serves agents over streamable HTTP.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,17 +16,19 @@ import (
 
 // upstream is a connected upstream MCP server and the tools it listed.
 type upstream struct {
-	cfg   UpstreamConfig
-	impl  *sdk.Implementation
-	mu    sync.Mutex
-	sess  *sdk.ClientSession
-	tools []*sdk.Tool
+	cfg  UpstreamConfig
+	impl *sdk.Implementation
+	// withhold names the variable with Handoff's token: never passed on.
+	withhold string
+	mu       sync.Mutex
+	sess     *sdk.ClientSession
+	tools    []*sdk.Tool
 }
 
 // connectUpstream starts or reaches the upstream and lists its tools; an
 // upstream that cannot be reached is named in the error.
-func connectUpstream(ctx context.Context, cfg UpstreamConfig, impl *sdk.Implementation) (*upstream, error) {
-	u := &upstream{cfg: cfg, impl: impl}
+func connectUpstream(ctx context.Context, cfg UpstreamConfig, impl *sdk.Implementation, withhold string) (*upstream, error) {
+	u := &upstream{cfg: cfg, impl: impl, withhold: withhold}
 	if err := u.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -45,10 +48,7 @@ func (u *upstream) connect(ctx context.Context) error {
 	var t sdk.Transport
 	if len(u.cfg.Command) > 0 {
 		cmd := exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)
-		cmd.Env = os.Environ()
-		for k, v := range u.cfg.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
+		cmd.Env = upstreamEnv(os.Environ(), u.cfg, u.withhold)
 		cmd.Stderr = os.Stderr // the upstream's diagnostics go where ours do
 		t = &sdk.CommandTransport{Command: cmd}
 	} else {
@@ -67,6 +67,37 @@ func (u *upstream) connect(ctx context.Context) error {
 	u.sess = sess
 	u.mu.Unlock()
 	return nil
+}
+
+// pingTimeout bounds the check that a session is still there.
+const pingTimeout = 5 * time.Second
+
+// ready makes sure the session answers before a call is sent on it: a
+// session that has ended while idle (the upstream process died, its server
+// restarted and answers 404 for the old session) is replaced now, while
+// nothing has been sent, so the call that follows is not lost in doubt.
+func (u *upstream) ready(ctx context.Context) error {
+	u.mu.Lock()
+	sess := u.sess
+	u.mu.Unlock()
+	if sess != nil {
+		pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+		err := sess.Ping(pctx, nil)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		u.mu.Lock()
+		if u.sess == sess {
+			u.sess = nil
+			_ = sess.Close()
+		}
+		u.mu.Unlock()
+	}
+	return u.connect(ctx)
 }
 
 // call calls the upstream tool. A session that has ended (the upstream

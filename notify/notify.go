@@ -24,6 +24,10 @@ import (
 	"time"
 
 	"github.com/opshandoff/handoff/domain"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Sign is the Standard Webhooks signature of a message: "v1," and the
@@ -319,12 +323,23 @@ func NewSender(s Sender) *Sender {
 	return &s
 }
 
+// tracer makes a span per delivery (a no-op unless tracing is configured).
+var tracer = otel.Tracer("github.com/opshandoff/handoff/notify")
+
 // maxResponse is how much of an answer an attempt records.
 const maxResponse = 1024
 
 // Send makes one delivery attempt and reports what happened; it never
 // retries by itself.
-func (s *Sender) Send(ctx context.Context, n domain.Notification) domain.DeliveryResult {
+func (s *Sender) Send(ctx context.Context, n domain.Notification) (r domain.DeliveryResult) {
+	// The span names the notification, never the URL: a Slack webhook's
+	// URL is its secret.
+	ctx, span := tracer.Start(ctx, "notify.deliver", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("handoff.notification_id", n.ID)))
+	defer func() {
+		span.SetAttributes(attribute.Int("http.response.status_code", r.StatusCode))
+		span.End()
+	}()
 	body, err := Body(n, s.DeskBase)
 	if err != nil {
 		return domain.DeliveryResult{Err: err.Error(), Refused: true}
@@ -354,14 +369,14 @@ func (s *Sender) Send(ctx context.Context, n domain.Notification) domain.Deliver
 	start := time.Now()
 	resp, err := s.client.Do(req)
 	if err != nil {
-		r := domain.DeliveryResult{Latency: time.Since(start), Err: err.Error()}
+		r = domain.DeliveryResult{Latency: time.Since(start), Err: err.Error()}
 		r.Refused = errors.Is(err, ErrRefused)
 		return r
 	}
 	defer resp.Body.Close()
 	head, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	r := domain.DeliveryResult{StatusCode: resp.StatusCode, Latency: time.Since(start), Response: string(head)}
+	r = domain.DeliveryResult{StatusCode: resp.StatusCode, Latency: time.Since(start), Response: string(head)}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		r.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), s.Now())
 	}

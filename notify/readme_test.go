@@ -32,11 +32,11 @@ func verified(secret string, r *http.Request, body []byte) bool {
 	return false
 }
 
-// TestReadmeReceiver: the receiver the README shows, copied here verbatim
+// TestReadmeReceiver: the receiver the notifications guide shows, copied here verbatim
 // (the test checks the copy), accepts a signed delivery and refuses a
 // tampered one.
 func TestReadmeReceiver(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/guides/notifications.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestReadmeReceiver(t *testing.T) {
 	start := strings.Index(string(self), "func verified(")
 	end := strings.Index(string(self), "\n}\n") + 3
 	if start < 0 || !strings.Contains(string(readme), string(self[start:end])) {
-		t.Fatal("the README's receiver differs from the one tested here")
+		t.Fatal("the guide's receiver differs from the one tested here")
 	}
 	body := []byte(`{"a":1}`)
 	ts := time.Now().Unix()

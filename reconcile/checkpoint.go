@@ -25,7 +25,17 @@ type Checkpointer struct {
 	// Retention is how long the streams of final operations are kept;
 	// zero keeps them for ever, which is the default.
 	Retention time.Duration
-	Log       *slog.Logger
+	// Publish receives each checkpoint this replica writes, to put its root
+	// outside the database (audit.RootFile); a failure is logged and the
+	// checkpoint stays, unanchored.
+	Publish []RootPublisher
+	Log     *slog.Logger
+}
+
+// RootPublisher puts a checkpoint's root where the database's writers
+// cannot rewrite it.
+type RootPublisher interface {
+	Publish(ctx context.Context, c domain.Checkpoint) error
 }
 
 // maxRounds bounds the checkpoints (and purge batches) of one tick, so a
@@ -76,9 +86,13 @@ func (c *Checkpointer) Tick(ctx context.Context) {
 		if err != nil || !wrote {
 			return
 		}
-		// The root in the log is a copy outside the database: publish it
-		// further (a ticket, a log archive) to anchor the trail.
+		// The root in the log is a copy outside the database too.
 		log.Info("audit checkpoint", "checkpoint", cp.Seq, "root", cp.Root, "streams", len(cp.Heads),
 			"upto_pos", cp.UptoPos, "event", cp.EventID)
+		for _, p := range c.Publish {
+			if err := p.Publish(ctx, cp); err != nil {
+				log.Error("audit root not published", "checkpoint", cp.Seq, "root", cp.Root, "err", err)
+			}
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 type LookupLedger interface {
 	LoadForLookup(ctx context.Context, id string) (domain.Operation, domain.Card, time.Time, error)
 	ConcludeLookup(ctx context.Context, id string, c domain.ConcludeLookup) (domain.Change, error)
+	CallBeganAt(ctx context.Context, id string, attempt int) (time.Time, bool, error)
 }
 
 // Looker makes one lookup (lookup.Looker).
@@ -30,7 +31,9 @@ type Looker interface {
 // when the lease passes. The conclusion is written through the ledger
 // (a compare-and-set on the operation): found → completed by the system;
 // an authoritative not-found → the card's retry under the same provider
-// key; anything else → the desk, with the evidence.
+// key, and only once the call's deadline has passed (a not-found before it
+// is looked at again then: the call may still land); anything else → the
+// desk, with the evidence.
 type Lookuper struct {
 	Ledger LookupLedger
 	Store  domain.LookupStore
@@ -122,6 +125,11 @@ func (l *Lookuper) look(ctx context.Context, c domain.LookupClaim) {
 		_ = l.Store.CloseLookup(ctx, c, "superseded")
 		return
 	}
+	began, begun, err := l.Ledger.CallBeganAt(ctx, op.ID, c.Attempt)
+	if err != nil {
+		log.Warn("lookup: reading the attempt's begin failed", "err", err)
+		return // the lease hands the lookup back: no verdict without the call's deadline
+	}
 	at := l.Now().UTC()
 	try := l.Looker.Look(ctx, *card.LookupAdapter, op)
 	try.At = at // the loop's clock decides the window; the evidence uses the same
@@ -136,8 +144,11 @@ func (l *Lookuper) look(ctx context.Context, c domain.LookupClaim) {
 	if c.StartedAt != nil {
 		started = *c.StartedAt
 	}
+	if !begun {
+		began = started // no begin on record: taken to be no earlier than the lookups, never an earlier verdict
+	}
 	tries := append(append([]domain.LookupTry(nil), c.Tries...), try)
-	v := domain.JudgeLookup(card, tries, started, l.Now(), l.Backoff)
+	v := domain.JudgeLookupCall(card, tries, started, began, l.Now(), l.Backoff)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	next := v.Next

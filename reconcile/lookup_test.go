@@ -252,7 +252,16 @@ func TestLookupAuthoritativeNotFoundRetriesUnderTheSameKey(t *testing.T) {
 	r := newLookupRig(t, sandbox.Config{})
 	op := r.timedOut("evt_3:crm", "crm.get", nil)
 	l := r.lookuper(true)
-	for _, wait := range []time.Duration{0, 5 * time.Second, 10 * time.Second, 5 * time.Second} {
+	for _, wait := range []time.Duration{0, 5 * time.Second, 10 * time.Second, 20 * time.Second} {
+		r.advance(wait)
+		r.pass(l, 1)
+	}
+	// The window is over but the call's deadline (begin + twice the 30s
+	// lease) is not: the call may still land, so nothing is concluded yet.
+	if got := r.get(op.ID); got.State != domain.UnknownOutcome || got.DeskEnteredAt != nil {
+		t.Fatalf("after the window, before the call's deadline: %s desk %v", got.State, got.DeskEnteredAt)
+	}
+	for _, wait := range []time.Duration{40 * time.Second, 6 * time.Second} { // then at the deadline + the window (80s)
 		r.advance(wait)
 		r.pass(l, 1)
 	}
@@ -260,7 +269,7 @@ func TestLookupAuthoritativeNotFoundRetriesUnderTheSameKey(t *testing.T) {
 	if got.State != domain.FailedRetryable || got.LastError == nil || got.LastError.Code != "not_found_at_provider" || got.DeskEnteredAt != nil {
 		t.Fatalf("after the window: %s %+v", got.State, got.LastError)
 	}
-	if ev := r.last(op.ID); ev.Action != domain.ActionLookupNotFound || !strings.Contains(string(ev.Detail), "looked up 4×") {
+	if ev := r.last(op.ID); ev.Action != domain.ActionLookupNotFound || !strings.Contains(string(ev.Detail), "looked up 6×") {
 		t.Fatalf("last event %s: %s", ev.Action, ev.Detail)
 	}
 	if len(r.notifications(op.ID)) != 0 {
@@ -405,5 +414,94 @@ func TestLookupOncePerTryOnThreeReplicas(t *testing.T) {
 		if looked != 1 {
 			t.Errorf("%s: %d looked_up events", op.Key, looked)
 		}
+	}
+}
+
+// TestLookupLateCallIsNotSentAgain: a worker's lease lapses after begin
+// while its call to the provider is still in flight; the sweeper hands the
+// operation to the lookup at once and the provider has no record yet. On
+// an authoritative card with no window that not-found must not send the
+// operation back to retry: the call lands after the first lookup, and the
+// look again at the call's deadline finds it and completes the operation.
+// The provider executes once.
+func TestLookupLateCallIsNotSentAgain(t *testing.T) {
+	r := newLookupRig(t, sandbox.Config{})
+	card := r.ledger.Cards["crm.get"]
+	card.Name = "crm.get.nowindow"
+	a := *card.LookupAdapter
+	a.Window = 0
+	card.LookupAdapter = &a
+	r.ledger.Cards[card.Name] = card
+
+	res, err := r.ledger.Register(r.ctx, lookupWorkflow, domain.Registration{Key: "evt_late:crm", Type: card.Name,
+		Content: json.RawMessage(`{"subject":"call back"}`), Claim: &domain.Claim{Worker: "w-1", Lease: 300 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := res.Operation
+	if _, err := r.ledger.Begin(r.ctx, lookupWorkflow, op.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond) // the worker's lease lapses, its call still in flight
+	if _, err := r.ledger.Sweep(r.ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.get(op.ID); got.State != domain.UnknownOutcome || got.DeskEnteredAt != nil {
+		t.Fatalf("after the sweep: %s desk %v; want unknown_outcome awaiting the lookup", got.State, got.DeskEnteredAt)
+	}
+	l := r.lookuper(true)
+	r.pass(l, 1) // at once: the provider has no record yet
+	if got := r.get(op.ID); got.State != domain.UnknownOutcome || got.DeskEnteredAt != nil {
+		t.Fatalf("after a not-found before the call's deadline: %s desk %v %+v; want still awaiting the lookup", got.State, got.DeskEnteredAt, got.LastError)
+	}
+	if _, err := r.ledger.Claim(r.ctx, lookupWorkflow, op.ID, domain.Claim{Worker: "w-2"}); domain.ErrorCode(err) != domain.ENotClaimable {
+		t.Fatalf("a claim before the call's deadline: %v; want not claimable", err)
+	}
+
+	body, _ := json.Marshal(map[string]any{"key": op.ProviderKey, "params": map[string]any{"subject": "call back"}})
+	resp, err := http.Post(r.srv.URL+"/execute", "application/json", bytes.NewReader(body)) // the late call lands
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	for range 8 { // the looks inside the call's deadline (twice the card's 30s lease), then the one at it
+		r.advance(10 * time.Second)
+		if _, err := l.Pass(r.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if r.get(op.ID).State != domain.UnknownOutcome {
+			break
+		}
+	}
+	got := r.get(op.ID)
+	ref := r.sbx.History(op.ProviderKey)[0].Ref
+	if got.State != domain.Completed || got.Result == nil || got.Result.Ref != ref || got.DeskEnteredAt != nil {
+		t.Fatalf("after the call's deadline: %s %+v desk %v; want completed with %s", got.State, got.Result, got.DeskEnteredAt, ref)
+	}
+	if n := r.sbx.Executions(op.ProviderKey); n != 1 {
+		t.Fatalf("the provider executed %d times, want 1", n)
+	}
+	if ev := r.last(op.ID); ev.Action != domain.ActionLookedUp || !strings.Contains(string(ev.Detail), "404 not_found") {
+		t.Fatalf("last event %s: %s; want looked_up with the early not-found in its evidence", ev.Action, ev.Detail)
+	}
+}
+
+// TestReconcileNotFoundWaitsForTheCallDeadline: the workflow's own lookup
+// reported through Ledger.Reconcile is held to the same deadline as
+// Handoff's: an authoritative not-found right after a timeout leaves the
+// operation unknown_outcome (the call may still land); nothing is retried.
+func TestReconcileNotFoundWaitsForTheCallDeadline(t *testing.T) {
+	r := newLookupRig(t, sandbox.Config{})
+	op := r.timedOut("evt_rec:crm", "crm.get", nil)
+	got, err := r.ledger.Reconcile(r.ctx, lookupWorkflow, op.ID, domain.Reconcile{Evidence: "GET /records/" + op.ProviderKey + " → 404"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != domain.UnknownOutcome {
+		t.Fatalf("a not-found right after begin: %s; want unknown_outcome until the call's deadline", got.State)
+	}
+	if ev := r.last(op.ID); ev.Action != "reconcile_inconclusive" || !strings.Contains(string(ev.Detail), `"not_before"`) {
+		t.Fatalf("last event %s: %s", ev.Action, ev.Detail)
 	}
 }

@@ -68,8 +68,9 @@ func (s *Store) ClaimReady(ctx context.Context, q domain.ReadyQuery, decide func
 	return out, nil
 }
 
-// Overdue lists operations whose lease expired, or whose retries ran past
-// their type's time limit, by the database's clock.
+// Overdue lists operations whose lease expired, whose retries ran past
+// their type's time limit, or whose resend guard lapsed with its provider
+// key's retention, by the database's clock.
 func (s *Store) Overdue(ctx context.Context, q domain.OverdueQuery) ([]domain.Operation, time.Time, error) {
 	now := s.now().UTC()
 	nowSQL, nowArgs := "?", []any{now}
@@ -100,6 +101,16 @@ func (s *Store) Overdue(ctx context.Context, q domain.OverdueQuery) ([]domain.Op
 		}
 		rows = append(rows, more...)
 	}
+	for typ, d := range q.Retention {
+		if len(rows) >= q.Limit {
+			break
+		}
+		more, err := s.lapsedGuards(ctx, typ, d, now, q.Limit-len(rows))
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		rows = append(rows, more...)
+	}
 	ops := make([]domain.Operation, 0, len(rows))
 	for _, r := range rows {
 		op, err := r.Row.toDomain()
@@ -112,4 +123,21 @@ func (s *Store) Overdue(ctx context.Context, q domain.OverdueQuery) ([]domain.Op
 		}
 	}
 	return ops, now.UTC(), nil
+}
+
+// lapsedGuards lists operations of type typ waiting on a resend guard
+// (domain.CodeResendGuarded) whose provider key was first sent at least
+// retention ago: the provider has forgotten the key, so the re-send is no
+// longer safe (domain.ResendLapsed).
+func (s *Store) lapsedGuards(ctx context.Context, typ string, retention time.Duration, now time.Time, limit int) ([]operationWithClock, error) {
+	if s.dialect == "postgres" {
+		if err := s.db.WithContext(ctx).Raw("SELECT now()").Scan(&now).Error; err != nil {
+			return nil, translate(err, "clock")
+		}
+	}
+	var rows []operationWithClock
+	sql := "SELECT operations.*, " + s.dbNow() + " AS db_now FROM operations WHERE state IN ('received', 'failed_retryable') AND type = ?" +
+		" AND last_error_code = ? AND provider_key_first_sent_at <= ? ORDER BY provider_key_first_sent_at LIMIT ?"
+	err := s.db.WithContext(ctx).Raw(sql, typ, domain.CodeResendGuarded, now.UTC().Add(-retention), limit).Scan(&rows).Error
+	return rows, translate(err, "operation")
 }

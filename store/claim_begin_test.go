@@ -13,7 +13,7 @@ import (
 
 // TestClaimBegin_WorkerDiesBeforeItsCall: a worker that got a claim with
 // begin and died before calling the provider — its lease runs out — leaves
-// what the README says of the two-call lifecycle's cost: nobody knows
+// what docs/concepts/leases.md says of the two-call lifecycle's cost: nobody knows
 // whether the provider was called. Where the card's provider deduplicates
 // by key and the key is inside its retention the system re-sends it under
 // the same key (failed_retryable, resend_guarded); otherwise it waits on

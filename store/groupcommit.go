@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/opshandoff/handoff/domain"
 )
 
@@ -109,6 +111,7 @@ func (o options) stallBound() time.Duration {
 type commitRequest struct {
 	p    *writePlan
 	done chan commitResult // buffered: a writer never waits for a caller
+	sc   trace.SpanContext // the caller's span, for the flush's (trace.go)
 }
 
 type commitResult struct {
@@ -189,7 +192,7 @@ func (c *committer) close() {
 
 // write commits the plan and returns how many operations it wrote.
 func (c *committer) write(ctx context.Context, p *writePlan) (int64, error) {
-	r := &commitRequest{p: p, done: make(chan commitResult, 1)}
+	r := &commitRequest{p: p, done: make(chan commitResult, 1), sc: trace.SpanContextFromContext(ctx)}
 	select {
 	case c.lead <- struct{}{}:
 		c.leadSince.Store(time.Now().UnixNano())
@@ -324,6 +327,9 @@ func (c *committer) releaseSpare() { <-c.spares }
 func (c *committer) flush(batch []*commitRequest, pass func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
+	if span := flushSpan(batch); span != nil {
+		defer span.End()
+	}
 	c.flushes.Add(1)
 	c.changes.Add(int64(len(batch)))
 	start := time.Now()

@@ -484,7 +484,7 @@ func TestGroupCommit_stalledFlush(t *testing.T) {
 // as soon as the database has answered, before it answers its callers —
 // once, whether it held one change, several, or several re-run one by
 // one — so that the next batch is on its way while this one's callers
-// wake (docs/performance.md: the gap between flushes).
+// wake (docs/design/performance-log.md: the gap between flushes).
 func TestGroupCommit_turnPassedBeforeAnswers(t *testing.T) {
 	needPostgres(t)
 	ctx := context.Background()

@@ -61,7 +61,7 @@ func TestLedgerMachine(t *testing.T) {
 		actions := map[string]func(*rapid.T){
 			"register": m.register, "claim": m.claim, "begin": m.begin, "settle": m.settle,
 			"staleToken": m.staleToken, "resettle": m.resettle, "expire": m.expire, "resolve": m.resolve, "approve": m.approve,
-			"revise": m.revise, "": m.check,
+			"revise": m.revise, "reconcile": m.reconcile, "": m.check,
 		}
 		if storetest.Postgres() {
 			delete(actions, "expire") // PostgreSQL's clock cannot be moved
@@ -158,6 +158,9 @@ func machineCards(t *rapid.T) domain.Cards {
 	mail := cs["mail.send"]
 	mail.RetryLayer = rapid.SampledFrom([]domain.RetryLayer{domain.RetryByHandoff, domain.RetryByWorker, domain.RetryByNobody}).Draw(t, "retry_layer")
 	mail.ProviderIdempotency = rapid.SampledFrom([]domain.ProviderIdempotency{domain.IdempotencyKey, domain.IdempotencyKeyAndParams}).Draw(t, "provider_idempotency")
+	if rapid.Bool().Draw(t, "lookup_authoritative") { // a workflow's not-found then counts, after the call's deadline
+		mail.Lookup, mail.LookupAuthoritative = domain.LookupAPI, true
+	}
 	cs[mail.Name] = mail
 	return cs
 }
@@ -538,6 +541,64 @@ func (m *ledgerModel) expire(t *rapid.T) {
 	if _, err := m.ledger.Sweep(context.Background(), 100); err != nil {
 		t.Fatal(err)
 	}
+	// A sweep leaves no resend guard behind whose key's retention has
+	// ended: it is handed on at once, not at the next claim.
+	for key, om := range m.ops {
+		op, err := m.ledger.Get(context.Background(), m.wf, om.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if domain.ResendLapsed(op, m.cards[op.Type], m.clock) {
+			t.Fatalf("%s: a sweep left a lapsed resend guard in %s (%+v)", key, op.State, op.LastError)
+		}
+	}
+}
+
+// reconcile reports a workflow's lookup that found nothing. On an
+// authoritative card it counts only once the last call's deadline has
+// passed (invariant 13); before, the operation stays unknown_outcome.
+func (m *ledgerModel) reconcile(t *rapid.T) {
+	ctx := context.Background()
+	om, op := m.pick(t, domain.UnknownOutcome)
+	if op.State != domain.UnknownOutcome {
+		t.Skip("no unknown outcome")
+	}
+	card := m.cards[op.Type]
+	atts, err := m.ledger.Attempts(ctx, m.wf, op.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var began time.Time
+	for _, a := range atts {
+		if a.BeganAt != nil && a.BeganAt.After(began) {
+			began = *a.BeganAt
+		}
+	}
+	from := card.NotFoundFrom(began)
+	early := m.now().Before(from)
+	got, err := m.ledger.Reconcile(ctx, m.wf, op.ID, domain.Reconcile{Evidence: "GET /messages/" + op.ProviderKey + " → 404"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := got.State != domain.UnknownOutcome
+	switch {
+	case moved && (!card.LookupAuthoritative || m.now().Before(from)):
+		t.Fatalf("invariant 13: a not-found moved %s to %s before the call's deadline %v (authoritative %t)", op.ID, got.State, from, card.LookupAuthoritative)
+	case !moved && card.LookupAuthoritative && !early:
+		t.Fatalf("an authoritative not-found after the call's deadline %v left %s unknown_outcome", from, op.ID)
+	}
+	if moved {
+		om.everPending = false // the provider proved it did nothing (failed_terminal where Handoff does not retry)
+	}
+}
+
+// now is the database's clock as the model knows it: moved by the model on
+// SQLite, the real one on PostgreSQL.
+func (m *ledgerModel) now() time.Time {
+	if storetest.Postgres() {
+		return time.Now()
+	}
+	return m.clock
 }
 
 var operator = domain.Actor{Kind: domain.ActorPerson, Name: "olga", Email: "olga@example.com", Role: domain.RoleOperator}

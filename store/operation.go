@@ -12,10 +12,12 @@ import (
 
 // Create inserts a new operation unless its key is taken in the namespace.
 func (s *Store) Create(ctx context.Context, ch domain.Change) (domain.Operation, bool, error) {
+	ctx, span := startWrite(ctx, "create", ch.Op.ID)
 	op, created, err := s.create(ctx, ch)
 	if err != nil || created {
 		s.lc.wrote(ch, err)
 	}
+	endSpan(span, err)
 	return op, created, err
 }
 
@@ -50,8 +52,10 @@ func (s *Store) create(ctx context.Context, ch domain.Change) (domain.Operation,
 // A confirmed write of a leased operation is remembered (leasecache.go);
 // any other answer forgets it.
 func (s *Store) Apply(ctx context.Context, ch domain.Change) error {
+	ctx, span := startWrite(ctx, "update", ch.Op.ID)
 	err := s.apply(ctx, ch)
 	s.lc.wrote(ch, err)
+	endSpan(span, err)
 	return err
 }
 

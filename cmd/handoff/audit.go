@@ -124,8 +124,22 @@ func auditVerify(ctx context.Context, cfg config, args []string, stdout io.Write
 	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
 	db := fs.Bool("db", false, "verify the database (HANDOFF_DATABASE_URL) instead of a file")
 	partial := fs.Bool("partial", false, "the file is an export filtered by time or namespace")
+	rootsFile := fs.String("roots", "", "check the checkpoints against the roots published to this file (HANDOFF_AUDIT_ROOTS_FILE)")
+	restored := fs.Bool("restored", false, "with --roots: the database was restored from a backup, so roots published after it are expected to be missing")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var roots map[int64]string
+	if *rootsFile != "" {
+		f, err := os.Open(*rootsFile)
+		if err != nil {
+			return err
+		}
+		roots, err = audit.ReadRoots(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("--roots %s: %w", *rootsFile, err)
+		}
 	}
 	if *db {
 		if fs.NArg() != 0 {
@@ -136,14 +150,14 @@ func auditVerify(ctx context.Context, cfg config, args []string, stdout io.Write
 			return err
 		}
 		defer s.Close()
-		rep, err := audit.NewTrail(s).VerifyDB(ctx, &audit.Verifier{})
+		rep, err := audit.NewTrail(s).VerifyDB(ctx, &audit.Verifier{Roots: roots, Restored: *restored})
 		if err != nil {
 			return err
 		}
 		return printReport(stdout, "the database", rep)
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: handoff audit verify [--partial] FILE | handoff audit verify --db")
+		return errors.New("usage: handoff audit verify [--partial] [--roots ROOTS] FILE | handoff audit verify --db [--roots ROOTS]")
 	}
 	path := fs.Arg(0)
 	each := func(fn func(domain.AuditEvent, int64) error) error {
@@ -155,7 +169,7 @@ func auditVerify(ctx context.Context, cfg config, args []string, stdout io.Write
 		_, err = audit.DecodeExport(f, fn)
 		return err
 	}
-	rep, err := audit.VerifyEvents(&audit.Verifier{Partial: *partial, RefName: "line"}, each, nil)
+	rep, err := audit.VerifyEvents(&audit.Verifier{Partial: *partial, RefName: "line", Roots: roots, Restored: *restored}, each, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -169,6 +183,9 @@ func printReport(w io.Writer, what string, rep audit.Report) error {
 	summary := fmt.Sprintf("%s: %d events in %d streams, %d checkpoints", what, rep.Events, rep.Streams, rep.Checkpoints)
 	if rep.OK() {
 		fmt.Fprintf(w, "ok  %s; every chain, sequence and checkpoint verifies\n", summary)
+		if rep.LaterRoots > 0 {
+			fmt.Fprintf(w, "    %d checkpoints published after the trail's last one are not in it: the history since the backup\n", rep.LaterRoots)
+		}
 		return nil
 	}
 	fmt.Fprintf(w, "BROKEN  %s\n", summary)

@@ -68,6 +68,9 @@ func recordCardsLoaded(ctx context.Context, s *store.Store, versions map[string]
 //	HANDOFF_AUDIT_CHECKPOINT_INTERVAL  how often checkpoints are written (default 1m)
 //	HANDOFF_AUDIT_RETENTION            how long the streams of final operations
 //	                                   are kept, e.g. 400d; empty keeps them for ever
+//	HANDOFF_AUDIT_ROOTS_FILE           a file each checkpoint's root is appended
+//	                                   to, one JSON line each, for
+//	                                   `handoff audit verify --roots`
 func startAuditLoops(ctx context.Context, loops *sync.WaitGroup, s *store.Store) error {
 	interval, err := auditDuration("HANDOFF_AUDIT_CHECKPOINT_INTERVAL", time.Minute)
 	if err != nil {
@@ -80,9 +83,12 @@ func startAuditLoops(ctx context.Context, loops *sync.WaitGroup, s *store.Store)
 	if retention > 0 {
 		slog.Info("audit retention", "final_operations_kept", retention)
 	}
-	loops.Go(func() {
-		(&reconcile.Checkpointer{Trail: audit.NewTrail(s), Interval: interval, Retention: retention}).Run(ctx)
-	})
+	cp := &reconcile.Checkpointer{Trail: audit.NewTrail(s), Interval: interval, Retention: retention}
+	if file := os.Getenv("HANDOFF_AUDIT_ROOTS_FILE"); file != "" {
+		cp.Publish = append(cp.Publish, &audit.RootFile{Path: file})
+		slog.Info("audit roots published", "file", file)
+	}
+	loops.Go(func() { cp.Run(ctx) })
 	return nil
 }
 

@@ -31,6 +31,9 @@ const (
 	// Long enough that a re-send inside it is not outrun by a loaded
 	// machine (the race detector, a CI runner), short enough to wait out.
 	drillMaxRetention = 15 * time.Second
+	// Long enough that a late call lands after the first lookup and
+	// before the deadline (drill case 17), short enough to wait out.
+	drillMaxCallTimeout = 10 * time.Second
 )
 
 type embeddedHandoff struct {
@@ -55,10 +58,11 @@ func drillSpeedCards(cards domain.Cards) (domain.Cards, []string) {
 		if c.ProviderKeyRetention > drillMaxRetention {
 			c.ProviderKeyRetention = drillMaxRetention
 		}
+		c.CallTimeout = min(c.CallTimeoutOrDefault(), drillMaxCallTimeout)
 		out[name] = c
 	}
-	return out, []string{fmt.Sprintf("embedded Handoff at drill speed: retry backoff %s (max %s), provider key retention at most %s, for Handoff and the sandbox alike",
-		drillBackoff, drillBackoffMax, drillMaxRetention)}
+	return out, []string{fmt.Sprintf("embedded Handoff at drill speed: retry backoff %s (max %s), provider key retention at most %s, for Handoff and the sandbox alike; call timeout at most %s",
+		drillBackoff, drillBackoffMax, drillMaxRetention, drillMaxCallTimeout)}
 }
 
 // drillPeople authenticates the embedded Handoff's two people by secrets

@@ -133,7 +133,7 @@ func TestDrill_PassesOnEveryExampleCard(t *testing.T) {
 	}
 	for name, rec := range recs {
 		card := cs[name]
-		if rec.Verdict != drill.VerdictPass || len(rec.Cases) != 16 {
+		if rec.Verdict != drill.VerdictPass || len(rec.Cases) != 17 {
 			t.Fatalf("%s: verdict %s with %d cases\n%s", name, rec.Verdict, len(rec.Cases), rec.Markdown(""))
 		}
 		if rec.Card.Version != card.Version || rec.Card.SHA256 != card.SHA256 || rec.Card.SHA256 == "" || rec.RanBy != "drill-test" || rec.HandoffVersion != "test" {
@@ -227,6 +227,13 @@ func TestDrill_PassesOnEveryExampleCard(t *testing.T) {
 		}
 		if c := caseOf(t, rec, 9); !resent && card.DrillLookup() == "unsure" && c.State != "unknown_outcome" {
 			t.Fatalf("%s case 9: an unsure lookup leaves it to a person, got %+v", name, c)
+		}
+		// Case 17: the call lands after the first lookup; executed once, and
+		// found by a later look wherever there is a lookup.
+		c17 := caseOf(t, rec, 17)
+		if want := map[bool]string{true: "completed", false: "unknown_outcome"}[card.Lookup != domain.LookupNone || resent]; c17.Executions != 1 ||
+			c17.State != want || (card.LookupAdapter != nil && !resent) != (c17.SettledBy == drill.SettledByLookup) {
+			t.Fatalf("%s case 17: want %s with 1 execution after the late call, got %+v", name, want, c17)
 		}
 		// A card with a lookup_adapter: Handoff itself looked cases 8 and
 		// 9 up (9 through a lagging index, found on a later try), and the

@@ -27,6 +27,11 @@ func mcpCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		for _, l := range cfg.Summary() {
 			fmt.Fprintln(stdout, l)
 		}
+		ictx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		for _, l := range cfg.Inspect(ictx) {
+			fmt.Fprintln(stdout, l)
+		}
 		return nil
 	}
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)

@@ -75,6 +75,17 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	if cfg.SignIn.PublicURL == "http://"+cfg.Addr { // the default, made before the port was known
 		cfg.SignIn.PublicURL = "http://" + bound
 	}
+	shutdownTracing, err := setupTracing(ctx)
+	if err != nil {
+		return err
+	}
+	if shutdownTracing != nil {
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_ = shutdownTracing(sctx)
+		}()
+	}
 	cards, err := cfg.loadCards()
 	if err != nil {
 		return err
@@ -122,7 +133,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	apiHandler, err := api.New(api.Config{Registry: reg,
 		// People is nil without OIDC: every JWT is then refused.
 		Ledger: ledger, Auth: auth.Chain{Tokens: tokens, People: people}, Ready: s.Ping,
-		BodyLimit: cfg.BodyLimit, TrustedProxies: cfg.TrustedProxies,
+		BodyLimit: cfg.BodyLimit, TrustedProxies: cfg.TrustedProxies, Tracing: shutdownTracing != nil,
 	})
 	if err != nil {
 		return err

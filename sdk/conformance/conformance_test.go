@@ -27,6 +27,7 @@ type scenarioFile struct {
 
 type scenario struct {
 	Name       string         `json:"name"`
+	Clients    []string       `json:"clients"`
 	Type       string         `json:"type"`
 	Content    map[string]any `json:"content"`
 	Steps      []step         `json:"steps"`
@@ -44,6 +45,8 @@ type step struct {
 		Content      map[string]any `json:"content"`
 		LeaseSeconds int            `json:"lease_seconds"`
 		Provider     provider       `json:"provider"`
+		Form         string         `json:"form"`      // Go has one form: Do
+		Coroutine    bool           `json:"coroutine"` // a Python matter; Go's fn is plain
 	} `json:"run"`
 	ClaimElsewhere *struct {
 		LeaseSeconds int `json:"lease_seconds"`
@@ -53,7 +56,10 @@ type step struct {
 }
 
 type provider struct {
-	SleepMS int `json:"sleep_ms"`
+	SleepMS int             `json:"sleep_ms"`
+	Returns json.RawMessage `json:"returns"`
+	Answer  string          `json:"answer"`
+	NotSent string          `json:"not_sent"`
 	Execute *struct {
 		Fault     string `json:"fault"`
 		TimeoutMS int    `json:"timeout_ms"`
@@ -75,6 +81,8 @@ type expect struct {
 	Status        int    `json:"status"`
 	Code          string `json:"code"`
 	RetryAfterMin int    `json:"retry_after_min"`
+	Ref           string `json:"ref"`
+	RefIsProvider bool   `json:"ref_is_provider"`
 }
 
 // env is what sdk/conformance/env printed.
@@ -99,6 +107,9 @@ func TestConformance(t *testing.T) {
 	run := fmt.Sprintf("go-%d", time.Now().UnixNano())
 	for _, sc := range file.Scenarios {
 		t.Run(sc.Name, func(t *testing.T) {
+			if sc.Clients != nil && !slices.Contains(sc.Clients, "go") {
+				t.Skipf("for %v: an answer Go's Result cannot express", sc.Clients)
+			}
 			post(t, http.MethodDelete, e.Faults, nil, nil)
 			runScenario(t, c, e, sc, "conf:"+run+":"+sc.Name)
 		})
@@ -124,10 +135,13 @@ func runScenario(t *testing.T, c *client.Client, e env, sc scenario, key string)
 				content = st.Run.Content
 			}
 			calls := 0
+			var providerRef string
 			op, err := c.Do(ctx, client.Request{Key: key, Type: sc.Type, Content: content, LeaseSeconds: st.Run.LeaseSeconds},
 				func(ctx context.Context, claim client.Claim) (client.Result, error) {
 					calls++
-					return callProvider(ctx, e.Sandbox, claim, st.Run.Provider)
+					r, err := callProvider(ctx, e.Sandbox, claim, st.Run.Provider)
+					providerRef = r.Ref
+					return answer(r, st.Run.Provider), err
 				})
 			got := classify(op, err, calls)
 			if got.reason == "in_progress" {
@@ -142,6 +156,12 @@ func runScenario(t *testing.T, c *client.Client, e env, sc scenario, key string)
 			}
 			if x.Replayed != nil && got.replayed != *x.Replayed {
 				t.Errorf("step %d: replayed %v, want %v", i, got.replayed, *x.Replayed)
+			}
+			if x.Ref != "" && (op.Result == nil || op.Result.Ref != x.Ref) {
+				t.Errorf("step %d: result %+v, want the ref %q", i, op.Result, x.Ref)
+			}
+			if x.RefIsProvider && (op.Result == nil || op.Result.Ref != providerRef || providerRef == "") {
+				t.Errorf("step %d: result %+v, want the provider's ref %q", i, op.Result, providerRef)
 			}
 			if got.outcome == "completed" && op.Result != nil {
 				if firstRef == "" {
@@ -196,7 +216,10 @@ func classify(op client.Operation, err error, calls int) outcome {
 		return outcome{outcome: "problem " + p.Code}
 	}
 	o := byState(op)
-	o.replayed = o.outcome == "completed" && calls == 0
+	o.replayed = op.Replayed
+	if op.Replayed && calls != 0 {
+		o.outcome = "replayed after calling fn"
+	}
 	return o
 }
 
@@ -236,8 +259,27 @@ func leaseLeft(t *testing.T, c *client.Client, id string) time.Duration {
 	return time.Until(op.Lease.ExpiresAt)
 }
 
+// answer is what fn returns when the scenario says: the provider's ref as
+// the bare ref, or a result without a ref (Go's Result holds only data).
+func answer(r client.Result, p provider) client.Result {
+	switch {
+	case p.Answer != "":
+		return client.Result{Ref: r.Ref}
+	case p.Returns != nil:
+		var x struct {
+			Data json.RawMessage `json:"data"`
+		}
+		_ = json.Unmarshal(p.Returns, &x)
+		return client.Result{Data: x.Data}
+	}
+	return r
+}
+
 // callProvider is fn: what the scenario says the provider call does.
 func callProvider(ctx context.Context, sandboxURL string, claim client.Claim, p provider) (client.Result, error) {
+	if p.NotSent != "" {
+		return client.Result{}, fmt.Errorf("%w: %s", client.ErrNotSent, p.NotSent)
+	}
 	if p.SleepMS > 0 {
 		time.Sleep(time.Duration(p.SleepMS) * time.Millisecond)
 	}

@@ -33,5 +33,12 @@ out.after_second = readFileSync(file, "utf8");
 out.other = await call("write_file", { path: file, content: "another text" });
 out.after_other = readFileSync(file, "utf8");
 out.move = await call("move_file", { source: file, destination: join(dir, "moved.txt") });
+// edit_file appends a line by replacing the last one with itself and the
+// new one: run twice, it would append twice. The retry must be a replay.
+const list = join(dir, "todo.txt");
+const edit = { path: list, edits: [{ oldText: "line 1", newText: "line 1\nline 2" }] };
+out.edit = await call("edit_file", edit);
+out.edit_retry = await call("edit_file", edit);
+out.after_edits = readFileSync(list, "utf8");
 console.log(JSON.stringify(out));
 await client.close();

@@ -10,8 +10,10 @@
 // The proxy's control endpoint, /_conformance/faults:
 //
 //	POST   {"path_suffix": "/settle", "status": 503, "retry_after": 1, "times": 1}
-//	GET    → {"hits": 1, "pending": 0}
-//	DELETE clears the rules and the count
+//	GET    → {"hits": 1, "pending": 0, "forwarded": 3}
+//	DELETE clears the rules and the counts
+//
+// forwarded counts the requests that reached the server.
 //
 // A matching request is answered with the status as an "unavailable"
 // problem and never reaches the server.

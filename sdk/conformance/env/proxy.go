@@ -25,10 +25,11 @@ type fault struct {
 // It counts the settles the server answered as replays (the header
 // Idempotent-Replayed: true on a settle's answer).
 type faultProxy struct {
-	next  http.Handler
-	mu    sync.Mutex
-	rules []*fault
-	hits  int
+	next      http.Handler
+	mu        sync.Mutex
+	rules     []*fault
+	hits      int
+	forwarded int // requests passed on to the server
 
 	settlesReplayed int
 }
@@ -54,8 +55,13 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f := p.match(r.URL.Path); f != nil {
+		detail := "injected by the conformance proxy; nothing was written"
 		if f.Forward { // the server acts; the answer it gave is dropped
+			p.mu.Lock()
+			p.forwarded++
+			p.mu.Unlock()
 			p.next.ServeHTTP(discard{}, r)
+			detail = "injected by the conformance proxy after the server answered; that answer was dropped"
 		}
 		if f.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(f.RetryAfter))
@@ -63,9 +69,12 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/problem+json")
 		w.WriteHeader(f.Status)
 		_ = json.NewEncoder(w).Encode(map[string]any{"type": "/problems/unavailable", "title": http.StatusText(f.Status),
-			"status": f.Status, "code": "unavailable", "detail": "injected by the conformance proxy; nothing was written"})
+			"status": f.Status, "code": "unavailable", "detail": detail})
 		return
 	}
+	p.mu.Lock()
+	p.forwarded++
+	p.mu.Unlock()
 	p.next.ServeHTTP(w, r)
 }
 
@@ -94,14 +103,15 @@ func (p *faultProxy) control(w http.ResponseWriter, r *http.Request) {
 		}
 		p.rules = append(p.rules, &f)
 	case http.MethodDelete:
-		p.rules, p.hits, p.settlesReplayed = nil, 0, 0
+		p.rules, p.hits, p.forwarded, p.settlesReplayed = nil, 0, 0, 0
 	}
 	pending := 0
 	for _, f := range p.rules {
 		pending += f.Times
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]int{"hits": p.hits, "pending": pending, "settles_replayed": p.settlesReplayed})
+	_ = json.NewEncoder(w).Encode(map[string]int{"hits": p.hits, "pending": pending, "forwarded": p.forwarded,
+		"settles_replayed": p.settlesReplayed})
 }
 
 // discard is a ResponseWriter that drops what it is given: a forwarded

@@ -4,17 +4,21 @@
 claim, begin, call, settle — the way the Go client's ``Do`` does: it returns
 a :class:`Result` (``replayed`` when the key had already completed and the
 function was not called), or raises the error that says what a workflow must
-do next. It speaks only the wire contract and needs nothing but the standard
-library.
+do next. ``AsyncClient`` is the same for asyncio (``await client.run(...)``
+around an ``async def``), and ``operation`` on either makes one decorated
+function of each side effect. It speaks only the wire contract and needs
+nothing but the standard library.
 """
 
-from ._client import Client, Context, Result
+from ._async import AsyncClient
+from ._client import Client, Context, Result, answer_result, canonical_json, derived_ref
 from ._errors import (
     AwaitingApproval,
     Cancelled,
     FingerprintMismatch,
     HandoffError,
     InProgress,
+    NotSent,
     OnTheDesk,
     OutcomeUnknown,
     ProviderError,
@@ -22,7 +26,10 @@ from ._errors import (
     StaleLease,
 )
 
+__version__ = "0.2.0"
+
 __all__ = [
+    "AsyncClient",
     "AwaitingApproval",
     "Cancelled",
     "Client",
@@ -30,10 +37,14 @@ __all__ = [
     "FingerprintMismatch",
     "HandoffError",
     "InProgress",
+    "NotSent",
     "OnTheDesk",
     "OutcomeUnknown",
     "ProviderError",
     "Result",
     "RetryLater",
     "StaleLease",
+    "answer_result",
+    "canonical_json",
+    "derived_ref",
 ]

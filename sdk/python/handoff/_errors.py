@@ -22,6 +22,18 @@ class ProviderError(Exception):
         self.retry_after = retry_after
 
 
+class NotSent(Exception):
+    """Raised by the function ``run`` calls when it stopped before it could
+    have called the provider — its own checks of its arguments failed — so
+    nothing was sent. The client settles the attempt failed (class
+    ``config``, code ``not_sent``) and so releases the lease at once,
+    instead of leaving it to lapse into an unknown outcome for a person;
+    the operation type's card decides whether it is retried. The clients
+    raise it themselves where they can tell: the sync client handed a
+    coroutine it will not await, or a function that does not take the
+    arguments it is called with."""
+
+
 class HandoffError(Exception):
     """A problem answer from the server, or an outcome that is not a result.
 

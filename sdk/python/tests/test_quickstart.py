@@ -1,4 +1,4 @@
-"""The README's "From Python" example, run as a reader would: a completed
+"""The clients guide's "From Python" example, run as a reader would: a completed
 operation, then a replay that does not call the provider again."""
 
 import os
@@ -13,8 +13,8 @@ EXAMPLE = REPO / "sdk/python/examples/quickstart.py"
 
 
 def test_readme_shows_the_example():
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## From Python", 1)[1].split("\n## ", 1)[0]
+    guide = (REPO / "docs/guides/clients.md").read_text()
+    section = guide.split("## From Python", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
     assert blocks and blocks[0] == EXAMPLE.read_text()
 

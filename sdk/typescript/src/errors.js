@@ -13,6 +13,20 @@ export class ProviderError extends Error {
 }
 
 /**
+ * Thrown by the function run calls when it stopped before it could have
+ * called the provider — its own checks of its arguments failed — so nothing
+ * was sent: the client settles the attempt failed (class config, code
+ * not_sent), releasing the lease at once instead of leaving it to lapse into
+ * an unknown outcome; the operation type's card decides whether it is retried.
+ */
+export class NotSent extends Error {
+  constructor(message = "the provider was not called", options = undefined) {
+    super(message, options);
+    this.name = "NotSent";
+  }
+}
+
+/**
  * A problem answer from the server, or an outcome that is not a result.
  * problem is the RFC 9457 document the server sent; where the server answered
  * with an operation instead (a refused claim, a settled failure) it is

@@ -26,6 +26,11 @@ export interface ClientOptions {
   worker?: string;
   /** The fetch to use (default the global one). */
   fetch?: typeof fetch;
+  /** The caller's W3C trace context headers (traceparent, tracestate),
+   * sent with every request so the workflow's trace holds the server's
+   * spans; with OpenTelemetry:
+   * `() => { const h = {}; propagation.inject(context.active(), h); return h; }`. */
+  traceContext?: () => Record<string, string>;
 }
 
 /** What the function run calls gets. */
@@ -46,6 +51,13 @@ export interface ProviderResult {
   data?: unknown;
 }
 
+/**
+ * What fn may return. It returned, so the side effect is settled completed
+ * with the answer kept; the ref is the answer when it is a string, else its
+ * ref, else its id, else derived from the answer (see answerResult).
+ */
+export type Answer = ProviderResult | string | { id: string | number; [member: string]: unknown } | Record<string, unknown> | null | void;
+
 export interface Result extends ProviderResult {
   /** The key had completed before; fn was not called. */
   replayed: boolean;
@@ -63,11 +75,29 @@ export interface RunOptions {
   separateBegin?: boolean;
 }
 
+export interface OperationOptions<I> extends RunOptions {
+  /** "welcome:{user}" (each {name} the input's member), or a function of the input. */
+  key: string | ((input: I) => string);
+}
+
+/** The settled result for what fn returned: the ref, in order, the answer
+ * itself when a non-empty string, its ref, its id, else derivedRef(answer). */
+export function answerResult(answer: unknown): Promise<ProviderResult>;
+/** "sha256:" and the first 32 hex digits of the SHA-256 of canonicalJSON(answer). */
+export function derivedRef(answer: unknown): Promise<string>;
+/** JSON with members sorted by key, no whitespace: what a derived ref hashes. */
+export function canonicalJSON(value: unknown): string;
+
 export class Client {
   constructor(url: string, token: string, options?: ClientOptions);
   readonly url: string;
-  run(key: string, type: string, content: Content, fn: (ctx: Context) => ProviderResult | Promise<ProviderResult>,
+  run(key: string, type: string, content: Content, fn: (ctx: Context) => Answer | Promise<Answer>,
     options?: RunOptions): Promise<Result>;
+  /** One line per side effect: a function of the content (an object) that
+   * runs fn under the key — a template whose {name} is the input's member,
+   * or a function of the input — and resolves to the Result. */
+  operation<I extends Record<string, unknown>>(type: string, options: OperationOptions<I>,
+    fn: (ctx: Context, content: I) => Answer | Promise<Answer>): (input: I) => Promise<Result>;
   register(key: string, type: string, content: Content, options?: {
     eventId?: string; source?: string; correlationId?: string; causedBy?: string;
     claim?: NonNullable<RegisterRequest["claim"]>;
@@ -95,6 +125,12 @@ export class ProviderError extends Error {
   providerMessage: string;
   /** The provider's Retry-After, in seconds. */
   retryAfter: number;
+}
+
+/** Thrown by fn when it stopped before it could have called the provider:
+ * the attempt is settled failed (not_sent) and the lease released at once. */
+export class NotSent extends Error {
+  constructor(message?: string, options?: ErrorOptions);
 }
 
 /** A problem answer, or an outcome that is not a result; problem is the document. */

@@ -4,12 +4,12 @@
 
 import {
   AwaitingApproval, Cancelled, FingerprintMismatch, HandoffError, InProgress,
-  OnTheDesk, OutcomeUnknown, ProviderError, RetryLater, StaleLease,
+  NotSent, OnTheDesk, OutcomeUnknown, ProviderError, RetryLater, StaleLease,
 } from "./errors.js";
 
 export {
   AwaitingApproval, Cancelled, FingerprintMismatch, HandoffError, InProgress,
-  OnTheDesk, OutcomeUnknown, ProviderError, RetryLater, StaleLease,
+  NotSent, OnTheDesk, OutcomeUnknown, ProviderError, RetryLater, StaleLease,
 };
 
 // Re-sends of begin, heartbeat and settle: exponential backoff with full
@@ -59,12 +59,13 @@ function withOptional(body, pairs) {
 
 /** Calls one Handoff server with one workflow token. */
 export class Client {
-  constructor(url, token, { timeoutMs = 30000, worker = "ts-client", fetch = globalThis.fetch } = {}) {
+  constructor(url, token, { timeoutMs = 30000, worker = "ts-client", fetch = globalThis.fetch, traceContext = () => ({}) } = {}) {
     this.url = url.replace(/\/+$/, "");
     this.token = token;
     this.timeoutMs = timeoutMs;
     this.worker = worker;
     this.fetch = fetch;
+    this.traceContext = traceContext;
   }
 
   /** One request of the wire contract, for the calls without a method of
@@ -84,7 +85,7 @@ export class Client {
     try {
       resp = await this.fetch(this.url + path, {
         method,
-        headers: { Authorization: `Bearer ${this.token}`, Accept: "application/json",
+        headers: { ...this.traceContext(), Authorization: `Bearer ${this.token}`, Accept: "application/json",
           ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(this.timeoutMs),
@@ -173,6 +174,7 @@ export class Client {
    * says: RetryLater, OnTheDesk, OutcomeUnknown.
    */
   async run(key, type, content, fn, { eventId, correlationId, causedBy, worker, leaseSeconds, separateBegin } = {}) {
+    if (typeof fn !== "function") throw new TypeError(`handoff run: fn must be the function that calls the provider, not ${typeof fn}`);
     const lease = leaseSeconds || 30;
     const claimedAt = Date.now(); // the lease runs from no later than this
     const reg = await this.register(key, type, content, { eventId, correlationId, causedBy,
@@ -195,12 +197,45 @@ export class Client {
     const ctx = { operationId: id, content: claim.content ?? {}, providerKey: claim.provider_key,
       attempt: claim.attempt?.number ?? 0, leaseToken: token, operation: reg };
     const { value, thrown } = await this.#withHeartbeat(held, id, token, lease, fn, ctx);
-    const body = settleFrom(token, value, thrown);
+    const body = await settleFrom(token, value, thrown);
     // A re-send of a settle whose answer was lost is the same settle: the
     // server answers it as it did (Idempotent-Replayed), so StaleLease here
     // means the lease was lost, never that the settle was kept.
     const settled = await this.#leased(held, opPath(id, "settle"), body);
     return this.#settled(settled, thrown);
+  }
+
+  /**
+   * One line per side effect: operation("email.send", { key: "welcome:{user}" }, fn)
+   * returns a function of one argument, an object, which becomes the
+   * content; the key is the template with each {name} replaced by that
+   * member, or key(input) when key is a function. The wrapped function runs
+   * the protocol and resolves to the Result (replayed when the key had
+   * completed before); fn gets the Context and the claimed snapshot (the
+   * approved content). The content and the key are worked out before any
+   * request: a member a template names that is missing, or an input that is
+   * not a plain object, rejects at once.
+   */
+  operation(type, { key, ...options }, fn) {
+    if (typeof fn !== "function") throw new TypeError(`handoff operation ${type}: fn must be a function`);
+    if (typeof key !== "string" && typeof key !== "function") {
+      throw new TypeError(`handoff operation ${type}: key must be a template string or a function of the input`);
+    }
+    return async (input) => {
+      if (input === null || typeof input !== "object" || Array.isArray(input)) {
+        throw new TypeError(`handoff operation ${type}: the input must be an object, the content`);
+      }
+      const content = JSON.parse(JSON.stringify(input)); // the content as the server will see it
+      const k = typeof key === "function" ? key(input) : key.replace(/\{([^{}]+)\}/g, (_, name) => {
+        const v = input[name];
+        if (v === undefined || v === null || typeof v === "object") {
+          throw new TypeError(`handoff operation ${type}: the key template names ${name}, which the input has no text for`);
+        }
+        return String(v);
+      });
+      if (typeof k !== "string" || k === "") throw new TypeError(`handoff operation ${type}: the key must be a non-empty string`);
+      return this.run(k, type, content, (ctx) => fn(ctx, ctx.content), options);
+    };
   }
 
   /** A POST that rides out a short outage while the lease lasts. */
@@ -276,11 +311,13 @@ export class Client {
 }
 
 /** The settle body for what fn returned or threw. */
-function settleFrom(token, value, thrown) {
+async function settleFrom(token, value, thrown) {
   if (thrown === undefined) {
-    const result = { ref: value?.ref };
-    if (value?.data !== undefined && value?.data !== null) result.data = value.data;
-    return { lease_token: token, outcome: "completed", result };
+    return { lease_token: token, outcome: "completed", result: await answerResult(value) };
+  }
+  if (thrown instanceof NotSent) {
+    return { lease_token: token, outcome: "failed_retryable",
+      error: { class: "config", code: "not_sent", message: thrown.message || "the provider was not called" } };
   }
   if (thrown instanceof ProviderError) {
     return { lease_token: token, outcome: "failed_retryable", error: { class: thrown.class_, code: thrown.code,
@@ -290,4 +327,64 @@ function settleFrom(token, value, thrown) {
   // provider may have acted, so this is never reported as a failure.
   return { lease_token: token, outcome: "unknown_outcome",
     error: { class: isTimeout(thrown) ? "timeout" : "unknown", message: String(thrown?.message ?? thrown) || "error" } };
+}
+
+/**
+ * The settled result for what fn returned — it returned, so the side effect
+ * is completed and the answer is kept. The ref is, in order: the answer
+ * itself when it is a non-empty string; its ref; its id (a string or a
+ * number, as text); else "sha256:" and the first 32 hex digits of the
+ * SHA-256 of the answer's canonical JSON (canonicalJSON). The data is the
+ * answer's data when the answer is {ref, data} or a part of it, else the
+ * whole answer.
+ */
+export async function answerResult(value) {
+  let answer = value === undefined ? null : JSON.parse(JSON.stringify(value) ?? "null");
+  if (typeof answer === "string" && answer !== "") return { ref: answer };
+  const result = {};
+  const isObject = answer !== null && typeof answer === "object" && !Array.isArray(answer);
+  if (isObject && Object.keys(answer).every((k) => k === "ref" || k === "data")) {
+    if (answer.data !== undefined && answer.data !== null) result.data = answer.data;
+    if (answer.ref === undefined || answer.ref === null || answer.ref === "") {
+      const { ref: _ignored, ...rest } = answer; // a missing ref is no part of the answer
+      answer = rest;
+    }
+  } else if (answer !== null) {
+    result.data = answer;
+  }
+  const ref = isObject ? refText(answer.ref) ?? refText(answer.id) : null;
+  return { ref: ref ?? await derivedRef(answer), ...result };
+}
+
+function refText(v) {
+  if (typeof v === "string" && v !== "") return v;
+  if (typeof v === "number" && Number.isFinite(v)) return JSON.stringify(v);
+  return null;
+}
+
+/** "sha256:" and the first 32 hex digits of the SHA-256 of the answer's
+ * canonical JSON: the ref of an answer that names none, the same in the Go,
+ * Python and TypeScript clients. */
+export async function derivedRef(answer) {
+  const bytes = new TextEncoder().encode(canonicalJSON(answer));
+  let hex;
+  if (globalThis.crypto?.subtle) {
+    const sum = new Uint8Array(await globalThis.crypto.subtle.digest("SHA-256", bytes));
+    hex = Array.from(sum, (b) => b.toString(16).padStart(2, "0")).join("");
+  } else {
+    const { createHash } = await import("node:crypto");
+    hex = createHash("sha256").update(bytes).digest("hex");
+  }
+  return "sha256:" + hex.slice(0, 32);
+}
+
+/** JSON with object members sorted by key (in UTF-16 code units), no
+ * whitespace, strings as JSON.stringify escapes them. */
+export function canonicalJSON(v) {
+  if (Array.isArray(v)) return "[" + v.map((e) => canonicalJSON(e === undefined ? null : e)).join(",") + "]";
+  if (v !== null && typeof v === "object") {
+    return "{" + Object.keys(v).filter((k) => v[k] !== undefined).sort()
+      .map((k) => JSON.stringify(k) + ":" + canonicalJSON(v[k])).join(",") + "}";
+  }
+  return JSON.stringify(v) ?? "null";
 }

@@ -1,4 +1,4 @@
-// The README's "From TypeScript" example, run as a reader would: a completed
+// The clients guide's "From TypeScript" example, run as a reader would: a completed
 // operation, then a replay that does not call the provider again.
 
 import assert from "node:assert/strict";
@@ -13,9 +13,9 @@ let env;
 before(async () => { env = await startEnv(join(repo, "cards/examples/cards.yaml")); });
 after(async () => { await env?.stop(); });
 
-test("the README shows the example", () => {
-  const readme = readFileSync(join(repo, "README.md"), "utf8");
-  const section = readme.split("## From TypeScript")[1]?.split("\n## ")[0] ?? "";
+test("the clients guide shows the example", () => {
+  const guide = readFileSync(join(repo, "docs/guides/clients.md"), "utf8");
+  const section = guide.split("## From TypeScript")[1]?.split("\n## ")[0] ?? "";
   const block = /```js\n([\s\S]*?)```/.exec(section);
   assert.ok(block, "no js block under From TypeScript");
   assert.equal(block[1], readFileSync(example, "utf8"));
