@@ -476,7 +476,7 @@ export interface paths {
         put?: never;
         /**
          * Report a lookup at the provider for an unknown outcome
-         * @description Reports a workflow's lookup at the provider for an operation in unknown_outcome: found completes it; not found retries it only when the card says lookups are authoritative, otherwise the evidence is added for the person who decides.
+         * @description Reports a workflow's lookup at the provider for an operation in unknown_outcome: found completes it; not found retries it only when the card says lookups are authoritative and the last call's deadline (begin + call_timeout + the lookup window) has passed, otherwise the evidence is added for the person who decides (before the deadline the event says not_before).
          */
         post: operations["reconcileOperation"];
         delete?: never;
@@ -880,6 +880,8 @@ export interface components {
             automatic_resend: boolean;
             /** @description why automatic re-sends after begin are off: retry layer, an unknown contract or an unverified statement about de-duplication */
             automatic_resend_off: string | null;
+            /** @description how long one provider call may take: the card's call_timeout, or twice the lease. No lookup concludes not-found before the last begin plus this, plus the lookup window */
+            call_timeout: string;
             description: string;
             drill: {
                 /** @description the adapter the drill runs against; only sandbox is drilled */
