@@ -120,7 +120,7 @@ func (set schemaSet) reply(rep reply) map[string]any {
 var headerDocs = map[string]string{
 	"X-Request-ID":        "the request's ID, the caller's when it sent a plain one",
 	"Location":            "the new operation",
-	"Idempotent-Replayed": "true when the answer replays an earlier registration",
+	"Idempotent-Replayed": "true when the answer replays an earlier registration or settle",
 	"Retry-After":         "seconds to wait before trying again",
 	"WWW-Authenticate":    "the scheme to authenticate with: Bearer",
 	"Preference-Applied":  "respond-async when the request asked for it",

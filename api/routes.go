@@ -94,8 +94,10 @@ var routes = []route{
 		Handle: opAction(parseBegin, (*domain.Ledger).Begin)},
 	{Method: "POST", Path: "/v1/operations/:id/settle", ID: "settleOperation", Tag: tagWorker,
 		Summary: "Settle the attempt; the server applies the type's card", Body: settleRequest{},
-		Replies: ok("the operation as settled", operationJSON{}), Fails: onOperation,
-		Handle: opAction(parseSettle, (*domain.Ledger).Settle)},
+		Replies: ok("the operation as settled; when the same settle (lease token, outcome, error class and code, result) "+
+			"committed before, the operation as it is now, with Idempotent-Replayed: true and nothing written",
+			operationJSON{}, "Idempotent-Replayed"), Fails: onOperation,
+		Handle: (*server).settle},
 	{Method: "POST", Path: "/v1/execute/:type", ID: "executeOperation", Tag: tagOps, Public: true,
 		Summary: "Register, make the card's provider call as Handoff's own worker, and answer the outcome",
 		Body:    executeBody{},

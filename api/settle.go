@@ -4,6 +4,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/opshandoff/handoff/domain"
 )
 
@@ -71,6 +73,20 @@ func parseSettle(data []byte) (domain.Settle, error) {
 		s.Error = &info
 	}
 	return s, errs.err()
+}
+
+// settle is POST /v1/operations/{id}/settle: a settle repeated after it
+// committed is answered as it was, marked as a replay.
+func (s *server) settle(c *gin.Context) {
+	cmd, ok := bind(s, c, parseSettle)
+	if !ok {
+		return
+	}
+	op, replayed, err := s.ledger.SettleOnce(c.Request.Context(), actorOf(c), c.Param("id"), cmd)
+	if replayed {
+		c.Header("Idempotent-Replayed", "true")
+	}
+	s.renderOperation(c, op, err)
 }
 
 // parseResult converts an optional result; a sent result needs its ref.

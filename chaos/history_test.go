@@ -30,6 +30,8 @@ type call struct {
 	// Refused: the connection was refused, so the server never saw the
 	// request (a replica that was down).
 	Refused bool `json:"refused,omitempty"`
+	// Replayed: the answer carried Idempotent-Replayed: true.
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // lost reports whether the call's effect is unknown: no answer came, or the
@@ -95,6 +97,7 @@ func (h *history) RoundTrip(r *http.Request) (*http.Response, error) {
 		c.Refused = errors.Is(err, syscall.ECONNREFUSED)
 	} else {
 		c.Status = resp.StatusCode
+		c.Replayed = resp.Header.Get("Idempotent-Replayed") == "true"
 		if json.Valid(body) {
 			c.Response = body
 		}

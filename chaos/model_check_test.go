@@ -114,3 +114,52 @@ func TestModel_AcceptsALostSettleEitherWay(t *testing.T) {
 		}
 	}
 }
+
+// A settle sent again after it committed (its answer lost) is answered
+// 200 as a replay; any other settle with that token, or the same one
+// before anything committed it, is not.
+func TestModel_SettleReplay(t *testing.T) {
+	settle := input{Kind: kSettle, Token: 1, Outcome: "completed", Ref: "r"}
+	replayed := output{Status: 200, State: "completed", Ref: "r", Replayed: true}
+	lifecycle := func(first histOp, then ...histOp) []histOp {
+		return append([]histOp{
+			{client: 0, call: 0, ret: 10, in: regClaim, out: granted(1, 1000)},
+			{client: 0, call: 20, ret: 30, in: input{Kind: kBegin, Token: 1}, out: output{Status: 200, State: "action_pending"}},
+			first,
+		}, then...)
+	}
+	for name, c := range map[string]struct {
+		ops  []histOp
+		want porcupine.CheckResult
+	}{
+		"answer lost, then replayed": {lifecycle(histOp{client: 0, call: 40, ret: 50, in: settle, lostAnswer: true},
+			histOp{client: 0, call: 60, ret: 70, in: settle, out: replayed}), porcupine.Ok},
+		"answered, then replayed": {lifecycle(histOp{client: 0, call: 40, ret: 50, in: settle, out: output{Status: 200, State: "completed", Ref: "r"}},
+			histOp{client: 0, call: 60, ret: 70, in: settle, out: replayed}), porcupine.Ok},
+		"the same settle after it committed refused": {lifecycle(histOp{client: 0, call: 40, ret: 50, in: settle,
+			out: output{Status: 200, State: "completed", Ref: "r"}}, histOp{client: 0, call: 60, ret: 70, in: settle, out: stale}), porcupine.Illegal},
+		"another ref replayed": {lifecycle(histOp{client: 0, call: 40, ret: 50, in: settle, out: output{Status: 200, State: "completed", Ref: "r"}},
+			histOp{client: 0, call: 60, ret: 70, in: input{Kind: kSettle, Token: 1, Outcome: "completed", Ref: "s"}, out: replayed}), porcupine.Illegal},
+		"another ref refused": {lifecycle(histOp{client: 0, call: 40, ret: 50, in: settle, out: output{Status: 200, State: "completed", Ref: "r"}},
+			histOp{client: 0, call: 60, ret: 70, in: input{Kind: kSettle, Token: 1, Outcome: "completed", Ref: "s"}, out: stale}), porcupine.Ok},
+		"another outcome replayed": {lifecycle(histOp{client: 0, call: 40, ret: 50, in: settle, out: output{Status: 200, State: "completed", Ref: "r"}},
+			histOp{client: 0, call: 60, ret: 70, in: input{Kind: kSettle, Token: 1, Outcome: "unknown_outcome"},
+				out: output{Status: 200, State: "completed", Ref: "r", Replayed: true}}), porcupine.Illegal},
+		"a token that never settled refused":  {neverSettled(stale), porcupine.Ok},
+		"a token that never settled replayed": {neverSettled(output{Status: 200, State: "processing", Replayed: true}), porcupine.Illegal},
+	} {
+		if got := checkHistory(c.ops); got != c.want {
+			t.Errorf("%s: judged %s, want %s", name, got, c.want)
+		}
+	}
+}
+
+// neverSettled: token 1's lease lapses before begin, token 2 is granted,
+// then token 1 settles, answered out.
+func neverSettled(out output) []histOp {
+	return []histOp{
+		{client: 0, call: 0, ret: 10, in: regClaim, out: granted(1, 1000)},
+		{client: 1, call: 1500, ret: 1510, in: input{Kind: kClaim, Lease: 5000 * ms}, out: claimed(2, 6500)},
+		{client: 0, call: 1600, ret: 1610, in: input{Kind: kSettle, Token: 1, Outcome: "failed_retryable"}, out: out},
+	}
+}

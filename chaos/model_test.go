@@ -51,15 +51,16 @@ type input struct {
 
 // output is what came back; Lost when nothing reliable did.
 type output struct {
-	Lost    bool
-	Status  int
-	Code    string // a problem's code
-	Reason  string // a refused claim's reason
-	State   string
-	Granted bool // a claim was granted
-	Token   int64
-	Expires int64 // a granted or extended lease's end, ns on the history's clock
-	Ref     string
+	Lost     bool
+	Replayed bool // a settle answered as the replay of one that committed
+	Status   int
+	Code     string // a problem's code
+	Reason   string // a refused claim's reason
+	State    string
+	Granted  bool // a claim was granted
+	Token    int64
+	Expires  int64 // a granted or extended lease's end, ns on the history's clock
+	Ref      string
 }
 
 // state is the operation as the model knows it; comparable, so porcupine's
@@ -71,6 +72,9 @@ type state struct {
 	Token   int64 // the last fencing token handed out
 	Expires int64 // the live lease's end, while leased
 	Ref     string
+	// Settled lists the settles that committed, ";token outcome ref;" each
+	// in token order: a settle sent again with its token is a replay.
+	Settled string
 }
 
 func (s state) leased() bool { return s.State == "processing" || s.State == "action_pending" }
@@ -130,10 +134,13 @@ type transition struct {
 	granted bool
 	token   int64
 	ref     string
+	// replayed: a settle repeated after it committed, answered with the
+	// operation as it is and nothing changed (invariant 15).
+	replayed bool
 }
 
 func (tr transition) matches(out output) bool {
-	return tr.status == out.Status && tr.code == out.Code && tr.reason == out.Reason &&
+	return tr.status == out.Status && tr.code == out.Code && tr.reason == out.Reason && tr.replayed == out.Replayed &&
 		(tr.state == "" || tr.state == out.State) && tr.granted == out.Granted &&
 		(!tr.granted || tr.token == out.Token) && (tr.ref == "" || tr.ref == out.Ref)
 }
@@ -182,7 +189,13 @@ func transitions(p state, in input, out output) []transition {
 		n.Expires = max(p.Expires, leaseEnd(in, out))
 		return []transition{{next: n, status: http.StatusOK, state: n.State}}
 	case kSettle:
+		mark := settleMark(in)
 		if !holds {
+			if strings.Contains(p.Settled, mark) {
+				// The same settle again after it committed: the operation as
+				// it is now, nothing written.
+				return []transition{{next: p, status: http.StatusOK, state: p.State, ref: p.Ref, replayed: true}}
+			}
 			return []transition{stale}
 		}
 		if in.Outcome == "completed" {
@@ -190,14 +203,14 @@ func transitions(p state, in input, out output) []transition {
 				return []transition{{next: p, status: http.StatusConflict, code: "invalid_transition"}}
 			}
 			n := p
-			n.State, n.Ref, n.Expires = "completed", in.Ref, 0
+			n.State, n.Ref, n.Expires, n.Settled = "completed", in.Ref, 0, p.Settled+mark
 			return []transition{{next: n, status: http.StatusOK, state: n.State, ref: n.Ref}}
 		}
 		// The card judges the outcome; the answer says how.
 		var trs []transition
 		for _, st := range []string{"failed_retryable", "unknown_outcome", "failed_terminal"} {
 			n := p
-			n.State, n.Expires = st, 0
+			n.State, n.Expires, n.Settled = st, 0, p.Settled+mark
 			trs = append(trs, transition{next: n, status: http.StatusOK, state: st})
 		}
 		return trs
@@ -208,6 +221,13 @@ func transitions(p state, in input, out output) []transition {
 		return []transition{{next: p, status: http.StatusOK, state: p.State, ref: p.Ref}}
 	}
 	return nil
+}
+
+// settleMark is how state.Settled names a settle: its token, outcome and
+// ref. The workload sends a settle again only as it was, so these tell
+// one settle from another.
+func settleMark(in input) string {
+	return fmt.Sprintf(";%d %s %s;", in.Token, in.Outcome, in.Ref)
 }
 
 // claims: a claim is granted with the next fencing token, or refused with
@@ -290,6 +310,9 @@ func describe(in input, out output) string {
 		return b.String() + " → lost"
 	}
 	fmt.Fprintf(&b, " → %d %s%s %s", out.Status, out.Code, out.Reason, out.State)
+	if out.Replayed {
+		b.WriteString(" (replayed)")
+	}
 	if out.Granted {
 		fmt.Fprintf(&b, " token %d", out.Token)
 	}
@@ -401,7 +424,7 @@ func parseOutput(h *history, k kind, c call) output {
 	}
 	var a answer
 	_ = json.Unmarshal(c.Response, &a)
-	out := output{Status: c.Status, Code: a.Code, Reason: a.Reason, State: a.State}
+	out := output{Status: c.Status, Code: a.Code, Reason: a.Reason, State: a.State, Replayed: k == kSettle && c.Replayed}
 	if c.Status >= 400 {
 		out.State = ""
 	}

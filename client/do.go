@@ -195,14 +195,10 @@ func (c *Client) run(ctx context.Context, op Operation, claim Claim, claimedAt t
 	// Settle even if ctx was cancelled while fn ran: the server must hear it.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	// A retry of a settle whose answer was lost is the same settle: the
+	// server answers it as it did (Idempotent-Replayed), so a stale_lease
+	// here means the lease was lost, never that the settle was kept.
 	if err := c.callLeased(sctx, held, path+"/settle", settle, &settled); err != nil {
-		if held.retried && IsCode(err, "stale_lease") {
-			// An earlier try may have settled before its answer was lost:
-			// the operation says what happened.
-			if now, gerr := c.Get(sctx, op.ID); gerr == nil && now.State != "processing" && now.State != "action_pending" {
-				return now, fnErr
-			}
-		}
 		return op, err
 	}
 	return settled, fnErr
@@ -211,9 +207,8 @@ func (c *Client) run(ctx context.Context, op Operation, claim Claim, claimedAt t
 // leaseClock is the worker's own, cautious view of when its lease ends:
 // measured from before the request that got or extended it.
 type leaseClock struct {
-	mu      sync.Mutex
-	until   time.Time
-	retried bool // a call was sent again after a failure
+	mu    sync.Mutex
+	until time.Time
 }
 
 func (l *leaseClock) extend(sentAt time.Time, seconds int) {
@@ -260,9 +255,6 @@ func (c *Client) callLeased(ctx context.Context, held *leaseClock, path string, 
 		if held.left() <= wait {
 			return err // the lease ends first: a retry could only be refused
 		}
-		held.mu.Lock()
-		held.retried = true
-		held.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return err

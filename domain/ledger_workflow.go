@@ -316,14 +316,20 @@ func (l *Ledger) Settle(ctx context.Context, actor Actor, id string, s Settle) (
 	if len(errs) > 0 {
 		return Operation{}, Invalid(errs...)
 	}
+	ch, err := l.mutate(ctx, actor, id, relayedSettle(s))
+	return ch.Op, err
+}
+
+// relayedSettle is the settle as it is judged and kept: its texts and
+// result data made valid UTF-8.
+func relayedSettle(s Settle) Settle {
 	if s.Error != nil {
 		e := *s.Error
 		e.Code, e.Message = RelayedText(e.Code), RelayedText(e.Message)
 		s.Error = &e
 	}
 	s.Result = relayedResult(s.Result)
-	ch, err := l.mutate(ctx, actor, id, s)
-	return ch.Op, err
+	return s
 }
 
 // Reconcile records a workflow's lookup at the provider.

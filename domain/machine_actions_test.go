@@ -2,7 +2,10 @@ package domain_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/opshandoff/handoff/domain"
@@ -108,6 +111,115 @@ func (m *machine) begin(t *rapid.T) {
 	}
 }
 
+// resultData are result data a completion may report: the second is the
+// first with its members in another order.
+var resultData = []string{"", `{"id":7,"tags":["a","b"]}`, `{ "tags": ["a","b"], "id": 7 }`, `{"id":8}`}
+
+// resettle sends again, with a token of the past, either the settle that
+// ended that token's attempt (reworded where wording does not count) or
+// one that differs from it in what it asks. Invariant 15: only the first
+// is a replay; Decide refuses both as a stale lease, and the Ledger asks
+// SettleReplays which of the two it was.
+func (m *machine) resettle(t *rapid.T) {
+	if len(m.tokens) == 0 {
+		t.Skip("no token issued yet")
+	}
+	token := rapid.SampledFrom(m.tokens).Draw(t, "resettle_token")
+	first, settled := m.settles[token]
+	s := domain.Settle{LeaseToken: token, Outcome: domain.OutcomeFailedRetryable,
+		Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Code: "E"}}
+	if settled {
+		s = first
+		if s.Result != nil {
+			r := *s.Result
+			s.Result = &r
+		}
+		if s.Error != nil {
+			e := *s.Error
+			s.Error = &e
+		}
+		switch rapid.SampledFrom([]string{"same", "other_ref", "other_data", "other_outcome", "other_class", "other_code"}).Draw(t, "resettle_as") {
+		case "same":
+			if s.Error != nil {
+				s.Error.Message = "worded otherwise"
+			}
+			s.RetryAfter = 0
+			if s.Result != nil && string(s.Result.Data) == resultData[1] {
+				s.Result.Data = json.RawMessage(resultData[2])
+			}
+		case "other_ref":
+			if s.Result != nil {
+				s.Result.Ref += "-x"
+			}
+		case "other_data":
+			if s.Result != nil {
+				s.Result.Data = json.RawMessage(resultData[3])
+			}
+		case "other_outcome":
+			if s.Outcome == domain.OutcomeCompleted {
+				s.Outcome, s.Result = domain.OutcomeUnknown, nil
+			} else {
+				s.Outcome, s.Result, s.Error = domain.OutcomeCompleted, &domain.Result{Ref: "ref-other"}, nil
+			}
+		case "other_class":
+			if s.Outcome != domain.OutcomeCompleted {
+				s.Error = &domain.ErrorInfo{Class: domain.ClassConflict, Code: "E"}
+				if errClass(first) == domain.ClassConflict {
+					s.Error.Class = domain.ClassAuth
+				}
+			}
+		case "other_code":
+			if s.Outcome != domain.OutcomeCompleted {
+				s.Error = &domain.ErrorInfo{Class: errClass(first), Code: "E2"}
+			}
+		}
+	}
+	if holds(m.op, token) {
+		return // the live lease: an ordinary settle, not a repeat
+	}
+	_, _, err := m.do(t, workflow, s)
+	refusedWith(t, err, domain.EStaleLease, fmt.Sprintf("settle again with token %d in %s", token, m.op.State))
+	i := slices.IndexFunc(m.attempts, func(a domain.Attempt) bool { return a.LeaseToken == token })
+	if i < 0 {
+		t.Fatalf("no attempt has token %d", token)
+	}
+	want := settled && sameSettle(first, s)
+	if got := domain.SettleReplays(m.op, m.attempts[i], s); got != want {
+		t.Fatalf("settle %+v (result %+v) after %+v (result %+v), attempt %+v: replay %v, want %v",
+			s, s.Result, first, first.Result, m.attempts[i], got, want)
+	}
+}
+
+// sameSettle is the model's own answer to "is b the settle a again": the
+// same outcome and, for completed, the same result ref and data (as JSON
+// values), otherwise the same error class and code.
+func sameSettle(a, b domain.Settle) bool {
+	if a.Outcome != b.Outcome {
+		return false
+	}
+	if a.Outcome == domain.OutcomeCompleted {
+		return a.Result.Ref == b.Result.Ref && jsonEqual(a.Result.Data, b.Result.Data)
+	}
+	code := func(s domain.Settle) string {
+		if s.Error == nil {
+			return ""
+		}
+		return s.Error.Code
+	}
+	return errClass(a) == errClass(b) && code(a) == code(b)
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
 // Failures first: rapid favours the front of a list, and a completion ends the run.
 var (
 	settleOutcomes = []domain.Outcome{domain.OutcomeFailedRetryable, domain.OutcomeUnknown,
@@ -121,6 +233,9 @@ func (m *machine) settle(t *rapid.T) {
 		RetryAfter: rapid.SampledFrom([]time.Duration{0, 5 * time.Second, 10 * time.Minute}).Draw(t, "retry_after")}
 	if s.Outcome == domain.OutcomeCompleted {
 		s.Result = &domain.Result{Ref: fmt.Sprintf("ref-%d", len(m.history))}
+		if d := rapid.SampledFrom(resultData).Draw(t, "result_data"); d != "" {
+			s.Result.Data = json.RawMessage(d)
+		}
 	} else if c := rapid.SampledFrom(settleClasses).Draw(t, "class"); !c.IsZero() {
 		s.Error = &domain.ErrorInfo{Class: c, Code: "E", Message: "provider said so"}
 	}
@@ -136,6 +251,7 @@ func (m *machine) settle(t *rapid.T) {
 		return
 	}
 	accepted(t, err, "settle")
+	m.settles[s.LeaseToken] = s
 	n := ch.Op
 	what := fmt.Sprintf("settle %s/%s in %s → %s (%+v)", s.Outcome, class, before.State, n.State, n.LastError)
 	if n.Lease != nil {

@@ -37,7 +37,7 @@ func TestMachine(t *testing.T) {
 			{"claim", 3, m.claim}, {"begin", 3, m.begin}, {"settle", 4, m.settle}, {"advance", 2, m.advance},
 			{"resolve", 2, m.resolve}, {"reconcile", 2, m.reconcile}, {"approval", 2, m.approval},
 			{"heartbeat", 1, m.heartbeat}, {"sweep", 1, func(t *rapid.T) { m.catchUp(t) }},
-			{"revise", 1, m.revise}, {"assign_or_note", 1, m.assignOrNote},
+			{"revise", 1, m.revise}, {"assign_or_note", 1, m.assignOrNote}, {"resettle", 2, m.resettle},
 		} {
 			for range a.weight {
 				n++
@@ -63,12 +63,14 @@ type machine struct {
 	firstSent    *time.Time // first begin: the provider key's retention starts here
 	lastBegan    *time.Time // the last begin: its call may land until the card's call deadline (invariant 13)
 	final        domain.State
-	runnable     []byte            // the approved snapshot a worker may run; nil while one awaits approval (invariant 7)
-	budget       int               // claims since registration or a person's retry
-	firstAttempt *time.Time        // the first of them
-	guarded      bool              // retryable only under the provider's key retention
-	providerKey  string            // the current provider key; it changes only with its own event
-	keyContent   map[string]string // provider key → the content hash it was first sent with (invariant 9)
+	runnable     []byte                  // the approved snapshot a worker may run; nil while one awaits approval (invariant 7)
+	budget       int                     // claims since registration or a person's retry
+	firstAttempt *time.Time              // the first of them
+	guarded      bool                    // retryable only under the provider's key retention
+	providerKey  string                  // the current provider key; it changes only with its own event
+	keyContent   map[string]string       // provider key → the content hash it was first sent with (invariant 9)
+	attempts     []domain.Attempt        // as the store keeps them: each claim's, with its begin and settle merged in
+	settles      map[int64]domain.Settle // lease token → the settle that ended its attempt (invariant 15)
 }
 
 var (
@@ -91,6 +93,7 @@ func newMachine(t *rapid.T) *machine {
 		m.runnable = []byte(fixtureContent)
 	}
 	m.first, m.providerKey, m.keyContent = ch.Op, ch.Op.ProviderKey, map[string]string{}
+	m.settles = map[int64]domain.Settle{}
 	m.record(t, domain.Operation{}, r.Claim, ch) // from nothing: version 0, no state, no audit head
 	checkRegistrationEvent(t, r, ch)
 	return m
@@ -281,6 +284,7 @@ func (m *machine) do(t *rapid.T, actor domain.Actor, cmd domain.Command) (domain
 func (m *machine) record(t *rapid.T, before domain.Operation, cmd domain.Command, ch domain.Change) {
 	checkAudit(t, before.AuditHead, before.Version, before.State.String(), ch)
 	n := ch.Op
+	m.keepAttempt(t, ch.Attempt)
 	// Invariant 2: only a claim issues a token, and it is greater than any before.
 	if n.LeaseToken != before.LeaseToken {
 		if n.LeaseToken != before.LeaseToken+1 || n.State != claimedState(cmd) || (len(m.tokens) > 0 && n.LeaseToken <= m.tokens[len(m.tokens)-1]) {
@@ -456,6 +460,31 @@ func errClass(s domain.Settle) domain.ErrorClass {
 		return domain.ClassUnknown
 	}
 	return s.Error.Class
+}
+
+// keepAttempt writes an attempt change as the store's attempt rule does: a
+// claim inserts its attempt, a begin sets began_at and a settle (or an
+// expiry) the outcome, the error and what the settle asked.
+func (m *machine) keepAttempt(t *rapid.T, ac *domain.AttemptChange) {
+	if ac == nil {
+		return
+	}
+	a := ac.Attempt
+	if ac.New {
+		m.attempts = append(m.attempts, a)
+		return
+	}
+	i := slices.IndexFunc(m.attempts, func(x domain.Attempt) bool { return x.Number == a.Number })
+	if i < 0 {
+		t.Fatalf("a change to attempt %d, which no claim inserted", a.Number)
+	}
+	if a.BeganAt != nil {
+		m.attempts[i].BeganAt = a.BeganAt
+	}
+	if a.SettledAt != nil {
+		x := &m.attempts[i]
+		x.SettledAt, x.Outcome, x.Error, x.SettleSHA256 = a.SettledAt, a.Outcome, a.Error, a.SettleSHA256
+	}
 }
 
 // check runs after every step: the invariants over the whole history.

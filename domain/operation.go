@@ -139,6 +139,9 @@ type Attempt struct {
 	SettledAt   *time.Time
 	Outcome     string // the state the attempt ended in, or "lease_expired"
 	Error       *ErrorInfo
+	// SettleSHA256 is SettleDigest of the settle that ended the attempt
+	// ("" when none did): what a repeated settle is compared with.
+	SettleSHA256 string
 }
 
 // ContentVersion is one snapshot of an operation's content.

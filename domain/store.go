@@ -66,6 +66,9 @@ type Store interface {
 	// the next page ("" on the last).
 	List(ctx context.Context, q ListQuery) ([]Operation, string, error)
 	Attempts(ctx context.Context, operationID string) ([]Attempt, error)
+	// SettledAttempt returns the operation's attempt that the lease token
+	// names, if any; found is false when no attempt has that token.
+	SettledAttempt(ctx context.Context, operationID string, leaseToken int64) (a Attempt, found bool, err error)
 	Timeline(ctx context.Context, operationID string) ([]AuditEvent, error)
 	ContentVersions(ctx context.Context, operationID string) ([]ContentVersion, error)
 	// Overdue lists operations that time alone changed — leases that

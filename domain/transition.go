@@ -398,6 +398,7 @@ func decideSettle(op Operation, c Settle, env Env) (Change, error) {
 		ch.Op.Result = c.Result
 		ch.Op.LastError = nil
 		endLease(&ch, "completed", nil)
+		ch.Attempt.Attempt.SettleSHA256 = SettleDigest(c)
 		ch.Events[0].Detail = detail(map[string]any{"asked": c.Outcome.String(), "result_ref": c.Result.Ref})
 		return ch, nil
 	}
@@ -415,6 +416,7 @@ func decideSettle(op Operation, c Settle, env Env) (Change, error) {
 		applyRetryLimits(&ch, env, c.RetryAfter)
 	}
 	endLease(&ch, ch.Op.State.String(), &e)
+	ch.Attempt.Attempt.SettleSHA256 = SettleDigest(c)
 	ch.Events[0].Detail = detail(map[string]any{"asked": c.Outcome.String(), "error": errorDetail(e),
 		"next_retry_at": ch.Op.NextRetryAt})
 	return ch, nil

@@ -60,7 +60,7 @@ func TestLedgerMachine(t *testing.T) {
 		}
 		actions := map[string]func(*rapid.T){
 			"register": m.register, "claim": m.claim, "begin": m.begin, "settle": m.settle,
-			"staleToken": m.staleToken, "expire": m.expire, "resolve": m.resolve, "approve": m.approve,
+			"staleToken": m.staleToken, "resettle": m.resettle, "expire": m.expire, "resolve": m.resolve, "approve": m.approve,
 			"revise": m.revise, "reconcile": m.reconcile, "": m.check,
 		}
 		if storetest.Postgres() {
@@ -129,6 +129,7 @@ type opModel struct {
 	lastToken   int64
 	everPending bool // reached action_pending since the last proof that resending is safe
 	final       domain.State
+	settles     map[int64]domain.Settle // lease token → the settle that committed with it (invariant 15)
 }
 
 type ledgerModel struct {
@@ -191,7 +192,7 @@ func (m *ledgerModel) register(t *rapid.T) {
 		if err != nil {
 			t.Fatalf("first registration of %s: %v", key, err)
 		}
-		om = &opModel{id: res.Operation.ID}
+		om = &opModel{id: res.Operation.ID, settles: map[int64]domain.Settle{}}
 		m.ops[key] = om
 	} else if err != nil {
 		if domain.ErrorCode(err) != domain.EFingerprint {
@@ -436,6 +437,7 @@ func (m *ledgerModel) settle(t *rapid.T) {
 	if err != nil {
 		return
 	}
+	om.settles[s.LeaseToken] = s
 	card := m.cards[op.Type]
 	doubt := op.State == domain.ActionPending && (class.LeavesDoubt() || outcome == domain.OutcomeUnknown)
 	if doubt && outcome != domain.OutcomeCompleted && after.State != domain.UnknownOutcome && !(after.State == domain.FailedRetryable && m.resendProved(after)) {
@@ -476,6 +478,55 @@ func (m *ledgerModel) staleToken(t *rapid.T) {
 		if domain.ErrorCode(err) != domain.EStaleLease {
 			t.Fatalf("invariant 2: token %d (current %d, state %s) answered %v", old, op.LeaseToken, op.State, err)
 		}
+	}
+}
+
+// resettle sends again a settle that committed, as a worker whose answer
+// was lost does, then one that differs from it in what it asks, both with
+// the token that is no longer current. Invariant 15: the first is answered
+// with the operation as the database holds it, as a replay, and writes
+// nothing; the second is refused as a stale lease.
+func (m *ledgerModel) resettle(t *rapid.T) {
+	om, op := m.load(t)
+	var tokens []int64
+	for tok := range om.settles {
+		tokens = append(tokens, tok)
+	}
+	if len(tokens) == 0 {
+		t.Skip("nothing settled")
+	}
+	slices.Sort(tokens)
+	s := om.settles[rapid.SampledFrom(tokens).Draw(t, "resettle_token")]
+	ctx := context.Background()
+	again, replayed, err := m.ledger.SettleOnce(ctx, m.wf, om.id, s)
+	if err != nil || !replayed || again.ID != op.ID {
+		t.Fatalf("invariant 15: settle %+v repeated on %s v%d answered %s v%d, replayed %v, %v", s, op.State, op.Version,
+			again.State, again.Version, replayed, err)
+	}
+	// The answer is the operation as the database holds it; whatever
+	// moved it since it was read is what time made due (the system's
+	// events: on SQLite the clock moves), never the repeat.
+	events, err := m.db.Timeline(ctx, op.ID)
+	if err != nil || int64(len(events)) != again.Version {
+		t.Fatalf("invariant 15: answered v%d, %d events (%v)", again.Version, len(events), err)
+	}
+	for _, e := range events[op.Version:] {
+		if e.Actor.Kind != domain.ActorSystem {
+			t.Fatalf("invariant 15: a repeated settle wrote %s by %s:\n%s", e.Action, e.Actor.Kind, m.timeline(op.ID))
+		}
+	}
+	op = again
+	other := s
+	if s.Outcome == domain.OutcomeCompleted {
+		other.Result = &domain.Result{Ref: s.Result.Ref + "-other"}
+	} else {
+		other.Error = &domain.ErrorInfo{Class: s.Error.Class, Code: "other"}
+	}
+	if _, replayed, err := m.ledger.SettleOnce(ctx, m.wf, om.id, other); replayed || domain.ErrorCode(err) != domain.EStaleLease {
+		t.Fatalf("invariant 15: another settle %+v with a settled token answered replayed %v, %v", other, replayed, err)
+	}
+	if now, err := m.ledger.Get(ctx, m.wf, om.id); err != nil || now.Version != op.Version {
+		t.Fatalf("invariant 15: a repeated settle moved %s from v%d to v%d (%v)", om.id, op.Version, now.Version, err)
 	}
 }
 

@@ -280,6 +280,19 @@ func (s *Store) Attempts(ctx context.Context, operationID string) ([]domain.Atte
 	return out, nil
 }
 
+// SettledAttempt returns the operation's attempt that the lease token names.
+func (s *Store) SettledAttempt(ctx context.Context, operationID string, leaseToken int64) (domain.Attempt, bool, error) {
+	var rows []attemptRow
+	if err := s.db.WithContext(ctx).Where("operation_id = ? AND lease_token = ?", operationID, leaseToken).
+		Limit(1).Find(&rows).Error; err != nil {
+		return domain.Attempt{}, false, translate(err, "attempt")
+	}
+	if len(rows) == 0 {
+		return domain.Attempt{}, false, nil
+	}
+	return rows[0].toDomain(), true, nil
+}
+
 // Timeline lists the operation's audit events in order.
 func (s *Store) Timeline(ctx context.Context, operationID string) ([]domain.AuditEvent, error) {
 	var rows []auditRow

@@ -188,7 +188,7 @@ func attemptPlan(a domain.AttemptChange) *childWrite {
 		w.set = append(w.set, pick(attemptTable, &r, "began_at")...)
 	}
 	if r.SettledAt != nil {
-		w.set = append(w.set, pick(attemptTable, &r, "settled_at", "outcome", "error_class", "error_code", "error_message")...)
+		w.set = append(w.set, pick(attemptTable, &r, "settled_at", "outcome", "error_class", "error_code", "error_message", "settle_sha256")...)
 	}
 	if len(w.set) == 0 {
 		return nil

@@ -58,7 +58,7 @@ func TestPlan_everyTransition(t *testing.T) {
 		}
 		return ch
 	}
-	settled := "set settled_at, outcome, error_class, error_code, error_message"
+	settled := "set settled_at, outcome, error_class, error_code, error_message, settle_sha256"
 
 	plain := register(card, "plain", nil)
 	claimed := register(card, "claimed", &domain.Claim{Worker: "w1"})

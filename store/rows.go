@@ -21,6 +21,7 @@ type attemptRow struct {
 	ErrorClass   *string
 	ErrorCode    *string
 	ErrorMessage *string
+	SettleSHA256 *string `gorm:"column:settle_sha256"`
 }
 
 func (attemptRow) TableName() string { return "attempts" }
@@ -32,13 +33,16 @@ func toAttemptRow(a domain.Attempt) attemptRow {
 	if e := a.Error; e != nil {
 		r.ErrorClass, r.ErrorCode, r.ErrorMessage = ptr(e.Class.String()), &e.Code, &e.Message
 	}
+	if a.SettleSHA256 != "" {
+		r.SettleSHA256 = &a.SettleSHA256
+	}
 	return r
 }
 
 func (r attemptRow) toDomain() domain.Attempt {
 	a := domain.Attempt{ID: r.ID, OperationID: r.OperationID, Number: r.Number, Worker: r.Worker,
 		LeaseToken: r.LeaseToken, ClaimedAt: r.ClaimedAt.UTC(), BeganAt: utcPtr(r.BeganAt),
-		SettledAt: utcPtr(r.SettledAt), Outcome: r.Outcome}
+		SettledAt: utcPtr(r.SettledAt), Outcome: r.Outcome, SettleSHA256: deref(r.SettleSHA256)}
 	if r.ErrorClass != nil {
 		class, _ := domain.ParseErrorClass(*r.ErrorClass)
 		a.Error = &domain.ErrorInfo{Class: class, Code: deref(r.ErrorCode), Message: deref(r.ErrorMessage)}

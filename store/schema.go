@@ -140,6 +140,7 @@ var attemptTable = []column[attemptRow]{
 	{"error_class", "text", state, func(r *attemptRow) any { return &r.ErrorClass }},
 	{"error_code", "text", state, func(r *attemptRow) any { return &r.ErrorCode }},
 	{"error_message", "text", state, func(r *attemptRow) any { return &r.ErrorMessage }},
+	{"settle_sha256", "text", state, func(r *attemptRow) any { return &r.SettleSHA256 }},
 }
 
 // contentTable is the content_versions table: what a revision inserts

@@ -609,6 +609,7 @@ func TestMigration_searchExactDown(t *testing.T) {
 	if err := store.MigrateDownTo(ctx, s, 21); err != nil {
 		t.Fatal(err)
 	}
+	laterColumns(t, s, true)
 	between := registerSettled(t, l, domain.Registration{Key: "Evt_Between:Task", EventID: "Evt_Between",
 		Content: json.RawMessage(`{"note":"Written Between"}`)}, "", &domain.ErrorInfo{Class: domain.ClassValidation, Code: "GW-1", Message: "Nope"})
 	if storetest.Postgres() {
@@ -633,6 +634,7 @@ func TestMigration_searchExactDown(t *testing.T) {
 			}
 		}
 	}
+	laterColumns(t, s, false)
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -654,6 +656,7 @@ func TestMigration_searchIdentifiersDown(t *testing.T) {
 	if err := store.MigrateDownTo(ctx, s, 24); err != nil {
 		t.Fatal(err)
 	}
+	laterColumns(t, s, true)
 	between := registerSettled(t, l, domain.Registration{Key: "Idx_Between:Task", EventID: "Evt-Idx-Between",
 		Content: json.RawMessage(`{"note":"Indexed Between"}`)}, "CRM-Idx-Between", nil)
 	if storetest.Postgres() {
@@ -676,6 +679,7 @@ func TestMigration_searchIdentifiersDown(t *testing.T) {
 			}
 		}
 	}
+	laterColumns(t, s, false)
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -693,5 +697,20 @@ func TestMigration_searchIdentifiersDown(t *testing.T) {
 		if got := found(t, s, domain.ListQuery{Text: text, Deep: true, Limit: 50}); !slices.Equal(got, []string{id}) {
 			t.Errorf("search %q found %v, want %s", text, got, id)
 		}
+	}
+}
+
+// laterColumns puts back (or, before the migrations run up again, takes
+// away) the column that a migration after the one under test adds and
+// that this code writes with every settle (00026: attempts.settle_sha256),
+// so that only the migration under test is missing.
+func laterColumns(t *testing.T, s *store.Store, add bool) {
+	t.Helper()
+	sql := "ALTER TABLE attempts ADD COLUMN settle_sha256 text"
+	if !add {
+		sql = "ALTER TABLE attempts DROP COLUMN settle_sha256"
+	}
+	if err := store.Exec(context.Background(), s, sql); err != nil {
+		t.Fatal(err)
 	}
 }

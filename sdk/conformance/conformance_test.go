@@ -35,6 +35,9 @@ type scenario struct {
 	Timeline   []string       `json:"timeline"`
 	Executions int            `json:"executions"`
 	FaultsHit  *int           `json:"faults_hit"`
+	// SettlesReplayed is how many settles the server answered with
+	// Idempotent-Replayed: true, as the proxy saw them.
+	SettlesReplayed *int `json:"settles_replayed"`
 }
 
 type step struct {
@@ -352,13 +355,17 @@ func checkAfter(t *testing.T, c *client.Client, e env, sc scenario, key string) 
 	if count.Executions != sc.Executions {
 		t.Errorf("the sandbox executed %d times, want %d", count.Executions, sc.Executions)
 	}
-	if sc.FaultsHit != nil {
+	if sc.FaultsHit != nil || sc.SettlesReplayed != nil {
 		var f struct {
-			Hits int `json:"hits"`
+			Hits            int `json:"hits"`
+			SettlesReplayed int `json:"settles_replayed"`
 		}
 		post(t, http.MethodGet, e.Faults, nil, &f)
-		if f.Hits != *sc.FaultsHit {
+		if sc.FaultsHit != nil && f.Hits != *sc.FaultsHit {
 			t.Errorf("the proxy answered %d requests, want %d", f.Hits, *sc.FaultsHit)
+		}
+		if sc.SettlesReplayed != nil && f.SettlesReplayed != *sc.SettlesReplayed {
+			t.Errorf("the server answered %d settles as replays, want %d", f.SettlesReplayed, *sc.SettlesReplayed)
 		}
 	}
 }

@@ -33,7 +33,6 @@ from ._client import (
     _settle_from,
     _unavailable_type,
 )
-from ._errors import StaleLease
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -116,15 +115,10 @@ class AsyncClient:
             await self._leased(held, _op(op_id, "begin"), {"lease_token": token})
         value, raised = await self._with_heartbeat(held, op_id, token, lease, fn, _context(reg))
         settle = _settle_from(token, value, raised)
-        try:
-            settled = await self._leased(held, _op(op_id, "settle"), settle)
-        except StaleLease:
-            if not held.retried:
-                raise
-            # An earlier try may have settled before its answer was lost.
-            settled = await self.get(op_id)
-            if settled.get("state") in ("processing", "action_pending"):
-                raise
+        # A re-send of a settle whose answer was lost is the same settle: the
+        # server answers it as it did (Idempotent-Replayed), so StaleLease
+        # here means the lease was lost, never that the settle was kept.
+        settled = await self._leased(held, _op(op_id, "settle"), settle)
         if isinstance(raised, (KeyboardInterrupt, SystemExit, asyncio.CancelledError)):
             raise raised
         return self.sync._settled(settled, raised)
@@ -163,7 +157,6 @@ class AsyncClient:
                 wait = min(wait, RETRY_MAX + 1)
                 if held.left() <= wait:
                     raise u.cause from None  # the lease ends first: a retry could only be refused
-                held.retried = True
                 await asyncio.sleep(wait)
 
     async def _with_heartbeat(self, held: _LeaseClock, op_id: str, token: int, lease: int,

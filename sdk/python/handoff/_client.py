@@ -81,7 +81,6 @@ class _LeaseClock:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._until = 0.0
-        self.retried = False  # a call was sent again after a failure
 
     def extend(self, sent_at: float, seconds: float) -> None:
         with self._lock:
@@ -305,15 +304,10 @@ class Client:
         if raised is None and inspect.isawaitable(value):
             value, raised = None, _not_awaited(value, "handoff.Client.run")
         settle = _settle_from(token, value, raised)
-        try:
-            settled = self._leased(held, _op(op_id, "settle"), settle)
-        except StaleLease:
-            if not held.retried:
-                raise
-            # An earlier try may have settled before its answer was lost.
-            settled = self.get(op_id)
-            if settled.get("state") in ("processing", "action_pending"):
-                raise
+        # A re-send of a settle whose answer was lost is the same settle: the
+        # server answers it as it did (Idempotent-Replayed), so StaleLease
+        # here means the lease was lost, never that the settle was kept.
+        settled = self._leased(held, _op(op_id, "settle"), settle)
         if isinstance(raised, (KeyboardInterrupt, SystemExit)):
             raise raised
         return self._settled(settled, raised)
@@ -372,7 +366,6 @@ class Client:
                 wait = min(wait, RETRY_MAX + 1)
                 if held.left() <= wait:
                     raise u.cause from None  # the lease ends first: a retry could only be refused
-                held.retried = True
                 time.sleep(wait)
 
     def _with_heartbeat(self, held: _LeaseClock, op_id: str, token: int, lease: int,

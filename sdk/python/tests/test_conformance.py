@@ -185,3 +185,5 @@ def check_after(client, env, sc, key):
     assert count["executions"] == sc["executions"]
     if "faults_hit" in sc:
         assert http("GET", env["faults"])["hits"] == sc["faults_hit"]
+    if "settles_replayed" in sc:
+        assert http("GET", env["faults"])["settles_replayed"] == sc["settles_replayed"]

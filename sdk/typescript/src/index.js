@@ -29,7 +29,6 @@ class Unavailable extends Error {
 /** The worker's cautious view of when its lease ends. */
 class LeaseClock {
   until = 0;
-  retried = false;
   extend(sentAt, seconds) { this.until = Math.max(this.until, sentAt + seconds * 1000); }
   left() { return this.until - Date.now(); }
 }
@@ -199,15 +198,10 @@ export class Client {
       attempt: claim.attempt?.number ?? 0, leaseToken: token, operation: reg };
     const { value, thrown } = await this.#withHeartbeat(held, id, token, lease, fn, ctx);
     const body = await settleFrom(token, value, thrown);
-    let settled;
-    try {
-      settled = await this.#leased(held, opPath(id, "settle"), body);
-    } catch (err) {
-      if (!(err instanceof StaleLease) || !held.retried) throw err;
-      // An earlier try may have settled before its answer was lost.
-      settled = await this.get(id);
-      if (settled.state === "processing" || settled.state === "action_pending") throw err;
-    }
+    // A re-send of a settle whose answer was lost is the same settle: the
+    // server answers it as it did (Idempotent-Replayed), so StaleLease here
+    // means the lease was lost, never that the settle was kept.
+    const settled = await this.#leased(held, opPath(id, "settle"), body);
     return this.#settled(settled, thrown);
   }
 
@@ -257,7 +251,6 @@ export class Client {
         if (err.retryAfterMs !== null) wait = err.retryAfterMs;
         wait = Math.min(wait, RETRY_MAX + 1000);
         if (held.left() <= wait) throw err.cause; // the lease ends first: a retry could only be refused
-        held.retried = true;
         await sleep(wait);
       }
     }

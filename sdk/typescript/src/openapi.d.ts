@@ -576,7 +576,7 @@ export interface paths {
         put?: never;
         /**
          * Settle the attempt; the server applies the type's card
-         * @description Reports what the provider did. The server applies the type's retry safety card and may settle differently from what was asked (a terminal class, a timeout after begin, retries exhausted); the answer is the operation as settled. Idempotent for the lease holder.
+         * @description Reports what the provider did. The server applies the type's retry safety card and may settle differently from what was asked (a terminal class, a timeout after begin, retries exhausted); the answer is the operation as settled. Idempotent: the same settle sent again after it committed (the same lease token, outcome, error class and code, result ref and data) is answered 200 with the operation as it is now and Idempotent-Replayed: true, and writes nothing; any other settle with a token that is no longer current is 409 stale_lease.
          */
         post: operations["settleOperation"];
         delete?: never;
@@ -1913,7 +1913,7 @@ export interface operations {
             /** @description a redelivery: the same operations */
             200: {
                 headers: {
-                    /** @description true when the answer replays an earlier registration */
+                    /** @description true when the answer replays an earlier registration or settle */
                     "Idempotent-Replayed"?: string;
                     /** @description the request's ID, the caller's when it sent a plain one */
                     "X-Request-ID"?: string;
@@ -2133,7 +2133,7 @@ export interface operations {
             /** @description completed: the operation; a replay of a completed key calls nothing */
             200: {
                 headers: {
-                    /** @description true when the answer replays an earlier registration */
+                    /** @description true when the answer replays an earlier registration or settle */
                     "Idempotent-Replayed"?: string;
                     /** @description the request's ID, the caller's when it sent a plain one */
                     "X-Request-ID"?: string;
@@ -2641,7 +2641,7 @@ export interface operations {
             /** @description the key exists with the same fingerprint: the current operation */
             200: {
                 headers: {
-                    /** @description true when the answer replays an earlier registration */
+                    /** @description true when the answer replays an earlier registration or settle */
                     "Idempotent-Replayed"?: string;
                     /** @description seconds to wait before trying again */
                     "Retry-After"?: string;
@@ -4154,9 +4154,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description the operation as settled */
+            /** @description the operation as settled; when the same settle (lease token, outcome, error class and code, result) committed before, the operation as it is now, with Idempotent-Replayed: true and nothing written */
             200: {
                 headers: {
+                    /** @description true when the answer replays an earlier registration or settle */
+                    "Idempotent-Replayed"?: string;
                     /** @description the request's ID, the caller's when it sent a plain one */
                     "X-Request-ID"?: string;
                     [name: string]: unknown;

@@ -131,6 +131,9 @@ describe("conformance", () => {
       const count = await http("GET", `${env.sandbox}/executions?key=${op.provider_key}`);
       assert.equal(count.executions, sc.executions, "the sandbox's executions");
       if ("faults_hit" in sc) assert.equal((await http("GET", env.faults)).hits, sc.faults_hit);
+      if ("settles_replayed" in sc) {
+        assert.equal((await http("GET", env.faults)).settles_replayed, sc.settles_replayed, "settles answered as replays");
+      }
     });
   }
 
