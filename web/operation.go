@@ -46,6 +46,7 @@ func (s *server) showOperation(c *gin.Context, status int, p pages.Problem, d pa
 	v.Notifications = s.operationNotifications(c, it.Op.ID)
 	v.Frame = s.frameFor(c, it.Op.Key, "queue")
 	v.Problem, v.Draft, v.From = p, d, fromOf(c)
+	v.Kept = keptDecision(it.Op, d, me(c), v.DraftShown())
 	page(c, status, pages.Operation(v), pages.OperationBody(v))
 }
 
@@ -125,6 +126,7 @@ func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView 
 			v.Notes = append(v.Notes, eventRow(e))
 		}
 	}
+	v.Contradictions = contradictionRows(domain.Contradictions(it.Timeline))
 	for _, r := range it.Related {
 		v.Related = append(v.Related, pages.RelatedRow{ID: r.ID, Key: r.Key, Type: r.Type, State: r.State.String()})
 	}

@@ -82,7 +82,7 @@ func NotificationsBody(v NotificationsView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = problem(v.Problem, false).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = problem(v.Problem, false, false).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
