@@ -66,8 +66,8 @@ func TestDesk_IncidentTriageJourney(t *testing.T) {
 		t.Fatalf("acknowledged: %q", got)
 	}
 	form := `[data-testid="bulk-incident-items"] `
-	if got := eval[string](b, `document.querySelector('`+form+`select[name="decision"]').value`); got != "not_executed_retry" {
-		t.Fatalf("the bulk form's default for unknown outcomes is %q", got)
+	if got := eval[string](b, `document.querySelector('`+form+`select[name="decision"]').value`); got != "" {
+		t.Fatalf("the bulk form preselects %q for unknown outcomes", got)
 	}
 	b.run("previewing", chromedp.SetValue(chromedp.CSS(form+`select[name="decision"]`), "not_executed_cancel"),
 		chromedp.SendKeys(chromedp.CSS(form+`[data-testid="bulk-reason"]`), "the CRM never got them"),
