@@ -117,6 +117,7 @@ type cardYAML struct {
 
 	LookupAdapter       *lookupAdapterYAML `yaml:"lookup_adapter"`
 	KeyPattern          string             `yaml:"key_pattern"`
+	Summary             []string           `yaml:"summary"`
 	Twins               string             `yaml:"twins"`
 	ProviderConcurrency string             `yaml:"provider_concurrency"`
 }
@@ -223,7 +224,7 @@ func (y cardYAML) toDomain() (domain.Card, []domain.FieldError) {
 	var adapterErrs []domain.FieldError
 	c.LookupAdapter, adapterErrs = y.LookupAdapter.toDomain()
 	errs = append(errs, adapterErrs...)
-	c.KeyPattern, c.ProviderConcurrency = y.KeyPattern, y.ProviderConcurrency
+	c.KeyPattern, c.ProviderConcurrency, c.Summary = y.KeyPattern, y.ProviderConcurrency, y.Summary
 	switch y.Twins {
 	case "", "hold":
 	case "allow":

@@ -103,7 +103,10 @@ type Card struct {
 	// its prose); "" for none. TwinsAllowed lets the same content run under
 	// another key while one is unresolved (a daily digest); ProviderConcurrency
 	// is how the provider treats concurrent requests under one key.
-	KeyPattern          string
+	KeyPattern string
+	// Summary names JSON pointers into the content whose values the desk
+	// shows beside each key in its lists (card_summary.go).
+	Summary             []string
 	TwinsAllowed        bool
 	ProviderConcurrency string
 
@@ -248,6 +251,7 @@ func (c Card) Validate() []FieldError {
 		bad("drill.lookup", "must be none, authoritative or unsure")
 	}
 	errs = append(errs, c.validateKeyRules()...)
+	errs = append(errs, c.validateSummary()...)
 	if c.NotifyURL != "" {
 		u, err := url.Parse(c.NotifyURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {

@@ -87,6 +87,14 @@ func (s *server) showIncident(c *gin.Context, status int, done, problem string, 
 			v.Open = append(v.Open, it.OperationID+":"+strconv.FormatInt(it.Version, 10))
 		}
 	}
+	ids := make([]string, len(v.Items))
+	for i, it := range v.Items {
+		ids[i] = it.ID
+	}
+	sums := s.summaries(c, ids)
+	for i := range v.Items {
+		v.Items[i].Summary = sums[v.Items[i].ID]
+	}
 	for _, e := range events {
 		v.Events = append(v.Events, pages.IncidentEventRow{At: e.At, Actor: e.Actor, What: or(incidentWords[e.Action], e.Action) + detailWords(e),
 			Text: e.Text, Audited: e.AuditID != ""})

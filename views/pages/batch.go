@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opshandoff/handoff/views/components"
 	"github.com/opshandoff/handoff/views/layouts"
 )
 
@@ -41,6 +42,7 @@ type BatchFields struct{ Decision, Assignee, Reason string }
 // BatchRow is one item of a batch.
 type BatchRow struct {
 	ID, Key, From, To, Outcome, Why string
+	Summary                         []components.SummaryField
 	Risk                            string // why retrying this item may do it twice
 	Version                         int64  // the version the decision is taken on
 }
