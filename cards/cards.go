@@ -124,11 +124,12 @@ type cardYAML struct {
 
 // destYAML is a notification destination; format defaults to standard.
 type destYAML struct {
-	URL               string `yaml:"url"`
-	SecretEnv         string `yaml:"secret_env"`
-	Format            string `yaml:"format"`
-	Unsigned          bool   `yaml:"unsigned"`
-	SeesHiddenContent bool   `yaml:"sees_hidden_content"`
+	URL               string   `yaml:"url"`
+	SecretEnv         string   `yaml:"secret_env"`
+	Format            string   `yaml:"format"`
+	Unsigned          bool     `yaml:"unsigned"`
+	SeesHiddenContent bool     `yaml:"sees_hidden_content"`
+	Events            []string `yaml:"events"`
 }
 
 func destinations(ds []destYAML) []domain.Destination {
@@ -138,7 +139,7 @@ func destinations(ds []destYAML) []domain.Destination {
 			d.Format = domain.FormatStandard
 		}
 		out = append(out, domain.Destination{URL: d.URL, SecretEnv: d.SecretEnv, Format: d.Format, Unsigned: d.Unsigned,
-			SeesHiddenContent: d.SeesHiddenContent})
+			SeesHiddenContent: d.SeesHiddenContent, Events: strings.Join(d.Events, ",")})
 	}
 	return out
 }

@@ -307,6 +307,13 @@ func (d Destination) validate(field string) []FieldError {
 	if d.Format != FormatStandard && d.Format != FormatSlack {
 		errs = append(errs, FieldError{field + ".format", "must be standard or slack"})
 	}
+	for _, k := range d.Kinds() {
+		if !validKind(k) {
+			errs = append(errs, FieldError{field + ".events", fmt.Sprintf("%q is not a kind of notification: name one of %s, a group such as incident.*, or *",
+				k, strings.Join(NotifyKinds, ", "))})
+			break
+		}
+	}
 	return errs
 }
 
