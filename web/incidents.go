@@ -22,7 +22,7 @@ func (s *server) incidents(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	v := pages.IncidentsView{Frame: s.frameFor(c, "Incidents", "queue"), CanAct: person.Role.AtLeast(domain.RoleOperator)}
+	v := pages.IncidentsView{Frame: s.frameFor(c, "Incidents", "incidents"), CanAct: person.Role.AtLeast(domain.RoleOperator)}
 	for _, in := range list {
 		v.Incidents = append(v.Incidents, incidentRow(in))
 		if v.CanAct && in.OpenItems > 0 && v.People == nil {
@@ -77,7 +77,7 @@ func (s *server) showIncident(c *gin.Context, status int, done, problem string, 
 		return
 	}
 	title := "Incident: " + in.Type + " " + or(in.Error.String(), "no error")
-	v := pages.IncidentView{Frame: s.frameFor(c, title, "queue"), In: incidentRow(in), AckBy: in.AcknowledgedBy, AckAt: in.AcknowledgedAt,
+	v := pages.IncidentView{Frame: s.frameFor(c, title, "incidents"), In: incidentRow(in), AckBy: in.AcknowledgedBy, AckAt: in.AcknowledgedAt,
 		By: in.StatusBy, At: in.StatusAt, Version: in.Version, CanAct: person.Role.AtLeast(domain.RoleOperator),
 		Done: done, Problem: problem, Draft: draft}
 	for _, it := range items {
