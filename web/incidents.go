@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -131,6 +132,19 @@ func hasOption(opts []pages.PersonOption, value string) bool {
 	return false
 }
 
+// openItemsUnconfirmed refuses to resolve an incident whose items are
+// still open unless the person confirmed it: resolving decides none of
+// them, and an incident marked resolved is easily taken for a finished
+// outage.
+func (s *server) openItemsUnconfirmed(c *gin.Context) error {
+	in, _, _, err := s.ledger.DeskIncident(c.Request.Context(), me(c), c.Param("id"))
+	if err != nil || in.OpenItems == 0 {
+		return err
+	}
+	return domain.Invalid(domain.FieldError{Field: "confirm_open", Message: fmt.Sprintf(
+		"%d items are still open: confirm that you resolve the incident without deciding them", in.OpenItems)})
+}
+
 // triageKinds are the triage forms' paths.
 var triageKinds = map[string]domain.TriageKind{
 	"acknowledge": domain.TriageAcknowledge, "owner": domain.TriageOwner, "notes": domain.TriageNote,
@@ -156,6 +170,9 @@ func (s *server) triage(c *gin.Context) {
 	ctx := domain.WithRequestInfo(c.Request.Context(), s.ledger.IDs.New("req"), c.ClientIP())
 	if err == nil && kind == domain.TriageOwner {
 		t.Owner, err = s.personFrom(ctx, me(c), strings.TrimSpace(c.PostForm("owner")))
+	}
+	if err == nil && kind == domain.TriageResolve && c.PostForm("confirm_open") == "" {
+		err = s.openItemsUnconfirmed(c)
 	}
 	if err == nil {
 		_, err = s.ledger.TriageIncident(ctx, me(c), c.Param("id"), t)

@@ -68,3 +68,31 @@ func TestDesk_TitleEscapesBidi(t *testing.T) {
 		t.Fatalf("title %q", title)
 	}
 }
+
+// Resolving an incident whose items are still open says so and needs a
+// confirmation; without it nothing changes.
+func TestDesk_ResolveWithOpenItemsAsks(t *testing.T) {
+	d := newDesk(t)
+	d.intoDesk("evt_1:crm_task", true)
+	d.intoDesk("evt_2:crm_task", true)
+	path := "/desk/incidents/" + d.incidentOf()
+	p := d.get("ada", path).want(http.StatusOK)
+	if got := p.text("resolve-open-warning"); !strings.HasPrefix(got, "2 items are still open") {
+		t.Fatalf("warning: %q", got)
+	}
+	form := inputs(p.one("form-resolve"))
+	form.Del("confirm_open")
+	form.Set("text", "the provider recovered")
+	refused := d.post("ada", path+"/resolve", form).want(http.StatusUnprocessableEntity)
+	if !strings.Contains(refused.body, "2 items are still open") || d.get("ada", "/desk/incidents").all("incident-row")[0] == nil {
+		t.Fatalf("refusal: %s", refused.body)
+	}
+	if got := attr(d.get("ada", "/desk/incidents").all("incident-row")[0], "data-status"); got != "open" {
+		t.Fatalf("the unconfirmed resolve changed the incident: %s", got)
+	}
+	form.Set("confirm_open", "1")
+	d.post("ada", path+"/resolve", form).want(http.StatusSeeOther)
+	if got := attr(d.get("ada", "/desk/incidents").all("incident-row")[0], "data-status"); got != "resolved" {
+		t.Fatalf("the confirmed resolve: %s", got)
+	}
+}
