@@ -47,6 +47,7 @@ type cardJSON struct {
 	ExecuteAdapter *executeAdapterJSON `json:"execute_adapter" doc:"how Handoff makes the provider call itself (POST /v1/execute/{type}); null without one"`
 
 	KeyPattern          *string    `json:"key_pattern" doc:"a regular expression every key of the type must match; null for none"`
+	Summary             []string   `json:"summary" doc:"JSON pointers into the content that the desk shows beside the key, where the viewer may see content"`
 	Twins               string     `json:"twins" doc:"hold (the same content under another key waits for a person while one is open) or allow"`
 	ProviderConcurrency string     `json:"provider_concurrency" doc:"serialises, rejects or unknown: what concurrent requests under one provider key do at the provider"`
 	ContentVisibleTo    *string    `json:"content_visible_to" schema:"enum=roles,nullable" doc:"the lowest role that may read content and result data; null: everyone"`
@@ -108,7 +109,7 @@ func toCard(c domain.Card) cardJSON {
 		Drill:              drillJSON{Adapter: c.Drill.Adapter, Idempotency: c.DrillIdempotency(), Lookup: c.DrillLookup()},
 		Receipts:           str(c.Receipts), Version: c.Version, SHA256: c.SHA256,
 		LookupAdapter: toLookupAdapter(c.LookupAdapter), ExecuteAdapter: toExecuteAdapter(c),
-		KeyPattern: str(c.KeyPattern), Twins: twins(c), ProviderConcurrency: c.Concurrency(),
+		KeyPattern: str(c.KeyPattern), Summary: nonNil(c.Summary), Twins: twins(c), ProviderConcurrency: c.Concurrency(),
 		ContentVisibleTo: visibleTo(c), Notify: toDests(c.Destinations()), EscalateAfter: optDuration(c.EscalateAfter),
 		Escalate: toDests(c.Escalate), NotifyIncludeData: c.NotifyIncludeData}
 }
@@ -173,4 +174,12 @@ func (s *server) getType(c *gin.Context) {
 		return
 	}
 	s.render(c, http.StatusOK, toCard(card))
+}
+
+// nonNil is the list, an empty one for none: the schema says array.
+func nonNil(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
 }

@@ -120,17 +120,19 @@ type cardYAML struct {
 	ExecuteEndpoint     *executeEndpointYAML `yaml:"execute_endpoint"`
 	CallTimeout         string               `yaml:"call_timeout"`
 	KeyPattern          string               `yaml:"key_pattern"`
+	Summary             []string             `yaml:"summary"`
 	Twins               string               `yaml:"twins"`
 	ProviderConcurrency string               `yaml:"provider_concurrency"`
 }
 
 // destYAML is a notification destination; format defaults to standard.
 type destYAML struct {
-	URL               string `yaml:"url"`
-	SecretEnv         string `yaml:"secret_env"`
-	Format            string `yaml:"format"`
-	Unsigned          bool   `yaml:"unsigned"`
-	SeesHiddenContent bool   `yaml:"sees_hidden_content"`
+	URL               string   `yaml:"url"`
+	SecretEnv         string   `yaml:"secret_env"`
+	Format            string   `yaml:"format"`
+	Unsigned          bool     `yaml:"unsigned"`
+	SeesHiddenContent bool     `yaml:"sees_hidden_content"`
+	Events            []string `yaml:"events"`
 }
 
 func destinations(ds []destYAML) []domain.Destination {
@@ -140,7 +142,7 @@ func destinations(ds []destYAML) []domain.Destination {
 			d.Format = domain.FormatStandard
 		}
 		out = append(out, domain.Destination{URL: d.URL, SecretEnv: d.SecretEnv, Format: d.Format, Unsigned: d.Unsigned,
-			SeesHiddenContent: d.SeesHiddenContent})
+			SeesHiddenContent: d.SeesHiddenContent, Events: strings.Join(d.Events, ",")})
 	}
 	return out
 }
@@ -230,7 +232,7 @@ func (y cardYAML) toDomain() (domain.Card, []domain.FieldError) {
 	errs = append(errs, adapterErrs...)
 	c.ExecuteEndpoint, adapterErrs = y.ExecuteEndpoint.toDomain()
 	errs = append(errs, adapterErrs...)
-	c.KeyPattern, c.ProviderConcurrency = y.KeyPattern, y.ProviderConcurrency
+	c.KeyPattern, c.ProviderConcurrency, c.Summary = y.KeyPattern, y.ProviderConcurrency, y.Summary
 	c.CallTimeout = dur("call_timeout", y.CallTimeout)
 	switch y.Twins {
 	case "", "hold":

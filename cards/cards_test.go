@@ -193,3 +193,25 @@ func TestLoad_DuplicatePathFields(t *testing.T) {
 		t.Fatalf("card: %+v", c)
 	}
 }
+
+// A card's summary fields and each destination's kinds are read from
+// their lines; an unknown kind is refused.
+func TestLoad_SummaryAndEvents(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "types.yaml")
+	yaml := "- {name: a.b, provider: p, provider_idempotency: none, retry: {max_attempts: 1, backoff: 1s}, summary: [/amount, /customer]," +
+		" notify: [{url: 'https://hooks.slack.com/services/x', format: slack, events: [incident.*, operation.escalated]}]}"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := cards.Load(file)
+	if err != nil || len(cs["a.b"].Summary) != 2 || cs["a.b"].Summary[1] != "/customer" ||
+		cs["a.b"].Notify[0].Events != "incident.*,operation.escalated" {
+		t.Fatalf("summary and events: %+v %v", cs["a.b"], err)
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(yaml, "operation.escalated", "operation.escalate", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cards.Load(file); err == nil || !strings.Contains(err.Error(), "events") {
+		t.Fatalf("an unknown kind: %v", err)
+	}
+}

@@ -111,7 +111,10 @@ type Card struct {
 	// its prose); "" for none. TwinsAllowed lets the same content run under
 	// another key while one is unresolved (a daily digest); ProviderConcurrency
 	// is how the provider treats concurrent requests under one key.
-	KeyPattern          string
+	KeyPattern string
+	// Summary names JSON pointers into the content whose values the desk
+	// shows beside each key in its lists (card_summary.go).
+	Summary             []string
 	TwinsAllowed        bool
 	ProviderConcurrency string
 
@@ -257,6 +260,7 @@ func (c Card) Validate() []FieldError {
 	}
 	errs = append(errs, c.validateKeyRules()...)
 	errs = append(errs, c.validateCallTimeout()...)
+	errs = append(errs, c.validateSummary()...)
 	if c.NotifyURL != "" {
 		u, err := url.Parse(c.NotifyURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -312,6 +316,13 @@ func (d Destination) validate(field string) []FieldError {
 	}
 	if d.Format != FormatStandard && d.Format != FormatSlack {
 		errs = append(errs, FieldError{field + ".format", "must be standard or slack"})
+	}
+	for _, k := range d.Kinds() {
+		if !validKind(k) {
+			errs = append(errs, FieldError{field + ".events", fmt.Sprintf("%q is not a kind of notification: name one of %s, a group such as incident.*, or *",
+				k, strings.Join(NotifyKinds, ", "))})
+			break
+		}
 	}
 	return errs
 }

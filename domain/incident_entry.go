@@ -149,7 +149,7 @@ func IncidentJoined(prev Incident, found, rejoin bool, e IncidentEntry) (Inciden
 			TotalItems: in.TotalItems, NewItems: newItems, Reopened: reopened, DeskPath: IncidentPath(in.ID)}
 		notes[i] = n
 	}
-	return in, notes, ev
+	return in, taking(notes), ev
 }
 
 // GrowthDue reports whether an active incident's growth is announced now:

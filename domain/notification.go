@@ -39,6 +39,10 @@ type Destination struct {
 	// SeesHiddenContent says the receiver may read content the card keeps
 	// from viewers (content_visible_to), which notify_include_data sends.
 	SeesHiddenContent bool
+	// Events are the kinds of notification it takes, comma-separated
+	// (notification_route.go); "": its format's default. A string keeps
+	// destinations comparable.
+	Events string
 }
 
 // MustSign reports whether deliveries to d must carry a signature: every
@@ -239,10 +243,13 @@ func notificationsFor(op Operation, typ, action, decision string, dests []Destin
 			s.ResultRef, s.ResultData = op.Result.Ref, op.Result.Data
 		}
 	}
-	out := make([]Notification, len(dests))
-	for i, d := range dests {
-		out[i] = Notification{ID: env.NewID("msg"), OperationID: op.ID, Namespace: op.Namespace, OpType: op.Type,
-			Type: typ, Destination: d, Summary: s, CreatedAt: env.Now}
+	out := make([]Notification, 0, len(dests))
+	for _, d := range dests {
+		if typ != "" && !d.Takes(typ) {
+			continue // an incident's notices are routed once their kind is known (IncidentJoined)
+		}
+		out = append(out, Notification{ID: env.NewID("msg"), OperationID: op.ID, Namespace: op.Namespace, OpType: op.Type,
+			Type: typ, Destination: d, Summary: s, CreatedAt: env.Now})
 	}
 	return out
 }

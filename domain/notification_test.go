@@ -13,7 +13,7 @@ func notifyCard() domain.Card {
 	c := testCard()
 	c.NotifyURL = ""
 	c.Notify = []domain.Destination{{URL: "https://hooks.example.com/a", SecretEnv: "A_SECRET", Format: domain.FormatStandard},
-		{URL: "https://hooks.slack.com/services/x", Format: domain.FormatSlack}}
+		{URL: "https://hooks.slack.com/services/x", Format: domain.FormatSlack, Events: "*"}} // every kind, not Slack's default
 	c.EscalateAfter = 30 * time.Minute
 	c.Escalate = []domain.Destination{{URL: "https://pager.example.com/", Format: domain.FormatStandard}}
 	return c
@@ -263,5 +263,39 @@ func TestDrillOperationsNeverNotify(t *testing.T) {
 		newEnv(card, t0, domain.Actor{Kind: domain.ActorWorkflow, Name: "drill", Namespace: domain.DrillNamespace}))
 	if err != nil || reg.Op.State != domain.AwaitingApproval || len(reg.Notifications) != 0 {
 		t.Fatalf("a drill's registration for approval: %s, %+v, %v", reg.Op.State, reg.Notifications, err)
+	}
+}
+
+// Destinations take the kinds they list, or their format's default: a
+// Slack channel is paged per incident, a standard destination gets all.
+func TestDestination_Takes(t *testing.T) {
+	slack := domain.Destination{URL: "https://hooks.slack.com/services/x", Format: domain.FormatSlack}
+	std := domain.Destination{URL: "https://ops.example.com/h", Format: domain.FormatStandard}
+	listed := domain.Destination{URL: "https://pager.example.com/h", Format: domain.FormatStandard, Events: "incident.*,operation.escalated"}
+	for _, tc := range []struct {
+		d     domain.Destination
+		kind  string
+		takes bool
+	}{
+		{slack, domain.NotifyHandedOff, false}, {slack, domain.NotifyIncidentOpened, true}, {slack, domain.NotifyIncidentGrew, true},
+		{slack, domain.NotifyEscalated, true}, {slack, domain.NotifyResolved, true},
+		{std, domain.NotifyHandedOff, true}, {std, domain.NotifyIncidentGrew, true},
+		{listed, domain.NotifyHandedOff, false}, {listed, domain.NotifyResolved, false}, {listed, domain.NotifyIncidentOpened, true},
+		{listed, domain.NotifyEscalated, true},
+	} {
+		if got := tc.d.Takes(tc.kind); got != tc.takes {
+			t.Errorf("%s (%s) takes %s: %v", tc.d.URL, tc.d.Events, tc.kind, got)
+		}
+	}
+	c := notifyCard()
+	for _, bad := range []string{"incident", "operation.handed_of", "ops.*", "incident.opened,"} {
+		c.Notify[0].Events = bad
+		if errs := c.Validate(); len(errs) == 0 {
+			t.Errorf("events %q accepted", bad)
+		}
+	}
+	c.Notify[0].Events = "incident.*,operation.escalated,*"
+	if errs := c.Validate(); len(errs) != 0 {
+		t.Errorf("valid events refused: %v", errs)
 	}
 }

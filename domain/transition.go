@@ -208,6 +208,8 @@ func decide(op Operation, cmd Command, env Env) (Change, error) {
 		return decideAssign(op, c, env)
 	case Note:
 		return decideNote(op, c, env)
+	case Contradict:
+		return decideContradict(op, c, env)
 	case Escalate:
 		return decideEscalate(op, env)
 	case Revise:

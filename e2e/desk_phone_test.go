@@ -116,6 +116,9 @@ func TestDesk_FrontDoorAndPhone(t *testing.T) {
 				.slice(-5).map(e => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right)).join(", ")`)
 			t.Errorf("%s at 390 px is %d px wide; too wide: %s", path, w, over)
 		}
+		if h := eval[float64](b, `document.querySelector('header.top').getBoundingClientRect().height`); h > 100 {
+			t.Errorf("%s at 390×844 has a header %.0f px high, more than 100", path, h)
+		}
 		if small := eval[string](b, "const tapTargets = `"+tapTargets+"`; "+smallTargets); small != "" {
 			t.Errorf("%s at 390 px has tap targets under 44 px: %s", path, small)
 		}

@@ -66,8 +66,8 @@ func TestDesk_IncidentTriageJourney(t *testing.T) {
 		t.Fatalf("acknowledged: %q", got)
 	}
 	form := `[data-testid="bulk-incident-items"] `
-	if got := eval[string](b, `document.querySelector('`+form+`select[name="decision"]').value`); got != "not_executed_retry" {
-		t.Fatalf("the bulk form's default for unknown outcomes is %q", got)
+	if got := eval[string](b, `document.querySelector('`+form+`select[name="decision"]').value`); got != "" {
+		t.Fatalf("the bulk form preselects %q for unknown outcomes", got)
 	}
 	b.run("previewing", chromedp.SetValue(chromedp.CSS(form+`select[name="decision"]`), "not_executed_cancel"),
 		chromedp.SendKeys(chromedp.CSS(form+`[data-testid="bulk-reason"]`), "the CRM never got them"),
@@ -127,8 +127,8 @@ func TestDesk_IncidentTriageWithoutJavaScript(t *testing.T) {
 		chromedp.SendKeys(sel("text-notes"), "CRM status page says degraded"), chromedp.Click(sel("submit-notes")))
 	b.waitFor("the note added", `document.querySelector('[data-testid="incident-done"]')?.textContent === "Note added."`)
 	b.run("resolving", chromedp.Click(chromedp.CSS(`[data-testid="triage-resolve"] summary`)),
-		chromedp.SendKeys(sel("text-resolve"), "owner recreated"), chromedp.Click(sel("submit-resolve")),
-		chromedp.WaitVisible(sel("form-reopen")))
+		chromedp.SendKeys(sel("text-resolve"), "owner recreated"), chromedp.Click(sel("resolve-confirm-open")),
+		chromedp.Click(sel("submit-resolve")), chromedp.WaitVisible(sel("form-reopen")))
 	b.run("reopening", chromedp.Click(chromedp.CSS(`[data-testid="triage-reopen"] summary`)),
 		chromedp.SendKeys(sel("text-reopen"), "not yet"), chromedp.Click(sel("submit-reopen")),
 		chromedp.WaitVisible(sel("submit-resolve")))

@@ -55,6 +55,9 @@ func cardDefinition(c domain.Card) []byte {
 			if d.SeesHiddenContent {
 				out[i]["sees_hidden_content"] = "true"
 			}
+			if d.Events != "" {
+				out[i]["events"] = d.Events
+			}
 		}
 		return out
 	}

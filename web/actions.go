@@ -216,6 +216,8 @@ func recorded(c *gin.Context) string {
 		return "The new content version was recorded; it needs someone else's approval."
 	case strings.HasSuffix(c.Request.URL.Path, "/approve"):
 		return "Your approval was recorded."
+	case strings.HasSuffix(c.Request.URL.Path, "/contradiction"):
+		return "The contradiction was recorded: the item is flagged, and the decision that stands is unchanged."
 	case strings.HasSuffix(c.Request.URL.Path, "/reject"):
 		return "Your rejection was recorded; the operation is cancelled."
 	}

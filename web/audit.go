@@ -18,7 +18,7 @@ import (
 // auditActions are the actions the filter offers: every transition and
 // decision the ledger records, and the system stream's sign-ins.
 var auditActions = []string{"registered", domain.ActionRegisteredAndClaimed, domain.ActionRegisteredAndBegan, "claimed", domain.ActionClaimedAndBegan, "heartbeat", "began", "settled", "lease_expired",
-	"retries_exhausted", "reconciled", "reconcile_inconclusive", "resolved", "assigned", "noted", "revised",
+	"retries_exhausted", "reconciled", "reconcile_inconclusive", "resolved", "assigned", "noted", domain.ActionContradictionRecorded, "revised",
 	"approved", "rejected", "signed_in", "signed_out"}
 
 // auditPageSize is one screen of events.

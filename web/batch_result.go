@@ -24,5 +24,6 @@ func (s *server) batchResult(c *gin.Context) {
 	v := pages.BatchView{Frame: s.frameFor(c, "Done", "queue"), Decision: batchWords(rec.Batch),
 		By: rec.By.Identity(), At: rec.At, Reason: rec.Batch.Reason, Back: "/desk/queue"}
 	fillBatch(&v, rec.Batch, rec.Result)
+	s.withSummaries(c, &v)
 	page(c, http.StatusOK, pages.Batch(v), pages.Batch(v))
 }

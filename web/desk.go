@@ -25,6 +25,7 @@ func (s *server) deskRoutes(e *gin.Engine) {
 	g.POST("/operations/:id/resolve", s.resolve)
 	g.POST("/operations/:id/assign", s.assign)
 	g.POST("/operations/:id/notes", s.note)
+	g.POST("/operations/:id/contradiction", s.contradict) // contradiction.go
 	g.POST("/operations/:id/lookup", s.lookupNow)
 	g.POST("/operations/:id/revisions", s.revise)
 	g.POST("/operations/:id/approve", s.approve)

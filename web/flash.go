@@ -158,7 +158,7 @@ func draftBytes(d pages.Draft) int {
 }
 
 // decisionPath matches the desk's decision forms' targets.
-var decisionPath = regexp.MustCompile(`^/desk/operations/([A-Za-z0-9_]{1,64})/(resolve|assign|notes|revisions|approve|reject)$`)
+var decisionPath = regexp.MustCompile(`^/desk/operations/([A-Za-z0-9_]{1,64})/(resolve|assign|notes|revisions|approve|reject|contradiction)$`)
 
 // keepExpiredDecision keeps a decision posted without a live session and
 // sends the person to sign in, to come back to the operation with it.

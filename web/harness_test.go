@@ -87,7 +87,7 @@ func deskOn(t testing.TB, st *store.Store, cards domain.Cards) *desk {
 	// would on a laptop.
 	s := &server{ledger: l, log: slog.New(slog.NewTextHandler(io.Discard, nil)), signIn: &signIn{cookieKey: testCookieKey}}
 	e := gin.New()
-	e.Use(securityHeaders, func(c *gin.Context) {
+	e.Use(securityHeaders, compress, func(c *gin.Context) {
 		if p, ok := testPeople[c.GetHeader("X-Test-Person")]; ok {
 			c.Set(keyPerson, p)
 		}

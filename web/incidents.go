@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -22,7 +23,7 @@ func (s *server) incidents(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	v := pages.IncidentsView{Frame: s.frameFor(c, "Incidents", "queue"), CanAct: person.Role.AtLeast(domain.RoleOperator)}
+	v := pages.IncidentsView{Frame: s.frameFor(c, "Incidents", "incidents"), CanAct: person.Role.AtLeast(domain.RoleOperator)}
 	for _, in := range list {
 		v.Incidents = append(v.Incidents, incidentRow(in))
 		if v.CanAct && in.OpenItems > 0 && v.People == nil {
@@ -77,7 +78,7 @@ func (s *server) showIncident(c *gin.Context, status int, done, problem string, 
 		return
 	}
 	title := "Incident: " + in.Type + " " + or(in.Error.String(), "no error")
-	v := pages.IncidentView{Frame: s.frameFor(c, title, "queue"), In: incidentRow(in), AckBy: in.AcknowledgedBy, AckAt: in.AcknowledgedAt,
+	v := pages.IncidentView{Frame: s.frameFor(c, title, "incidents"), In: incidentRow(in), AckBy: in.AcknowledgedBy, AckAt: in.AcknowledgedAt,
 		By: in.StatusBy, At: in.StatusAt, Version: in.Version, CanAct: person.Role.AtLeast(domain.RoleOperator),
 		Done: done, Problem: problem, Draft: draft}
 	for _, it := range items {
@@ -86,6 +87,14 @@ func (s *server) showIncident(c *gin.Context, status int, done, problem string, 
 		if it.Open && it.State.InDesk() {
 			v.Open = append(v.Open, it.OperationID+":"+strconv.FormatInt(it.Version, 10))
 		}
+	}
+	ids := make([]string, len(v.Items))
+	for i, it := range v.Items {
+		ids[i] = it.ID
+	}
+	sums := s.summaries(c, ids)
+	for i := range v.Items {
+		v.Items[i].Summary = sums[v.Items[i].ID]
 	}
 	for _, e := range events {
 		v.Events = append(v.Events, pages.IncidentEventRow{At: e.At, Actor: e.Actor, What: or(incidentWords[e.Action], e.Action) + detailWords(e),
@@ -123,6 +132,19 @@ func hasOption(opts []pages.PersonOption, value string) bool {
 	return false
 }
 
+// openItemsUnconfirmed refuses to resolve an incident whose items are
+// still open unless the person confirmed it: resolving decides none of
+// them, and an incident marked resolved is easily taken for a finished
+// outage.
+func (s *server) openItemsUnconfirmed(c *gin.Context) error {
+	in, _, _, err := s.ledger.DeskIncident(c.Request.Context(), me(c), c.Param("id"))
+	if err != nil || in.OpenItems == 0 {
+		return err
+	}
+	return domain.Invalid(domain.FieldError{Field: "confirm_open", Message: fmt.Sprintf(
+		"%d items are still open: confirm that you resolve the incident without deciding them", in.OpenItems)})
+}
+
 // triageKinds are the triage forms' paths.
 var triageKinds = map[string]domain.TriageKind{
 	"acknowledge": domain.TriageAcknowledge, "owner": domain.TriageOwner, "notes": domain.TriageNote,
@@ -148,6 +170,9 @@ func (s *server) triage(c *gin.Context) {
 	ctx := domain.WithRequestInfo(c.Request.Context(), s.ledger.IDs.New("req"), c.ClientIP())
 	if err == nil && kind == domain.TriageOwner {
 		t.Owner, err = s.personFrom(ctx, me(c), strings.TrimSpace(c.PostForm("owner")))
+	}
+	if err == nil && kind == domain.TriageResolve && c.PostForm("confirm_open") == "" {
+		err = s.openItemsUnconfirmed(c)
 	}
 	if err == nil {
 		_, err = s.ledger.TriageIncident(ctx, me(c), c.Param("id"), t)

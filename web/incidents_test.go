@@ -43,16 +43,21 @@ func TestDesk_IncidentTriage(t *testing.T) {
 	d.post("vic", path+"/acknowledge", url.Values{}).want(http.StatusForbidden)
 
 	p := d.get("ada", path).want(http.StatusOK)
-	// Only decisions for unknown outcomes, the first (the default) among them.
+	// Only decisions for unknown outcomes, none preselected, the safest first.
 	var options []string
 	for _, o := range p.all("bulk-decision") {
 		for c := o.FirstChild; c != nil; c = c.NextSibling {
 			if c.Type == html.ElementNode && c.Data == "option" {
-				options = append(options, attr(c, "value"))
+				if hasAttr(c, "selected") && attr(c, "value") != "" {
+					t.Fatalf("the bulk form preselects %q", attr(c, "value"))
+				}
+				if v := attr(c, "value"); v != "" {
+					options = append(options, v)
+				}
 			}
 		}
 	}
-	if len(options) == 0 || options[0] != "not_executed_retry" || strings.Contains(" "+strings.Join(options, " ")+" ", " retry ") || strings.Contains(" "+strings.Join(options, " ")+" ", " cancel ") {
+	if len(options) == 0 || options[0] != "not_executed_cancel" || strings.Contains(" "+strings.Join(options, " ")+" ", " retry ") || strings.Contains(" "+strings.Join(options, " ")+" ", " cancel ") {
 		t.Fatalf("the bulk form offers %v for unknown outcomes", options)
 	}
 	stale := inputs(p.one("form-notes"))

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -73,7 +74,7 @@ func (s *server) showNotifications(c *gin.Context, status int, p pages.Problem, 
 		v.Destinations = append(v.Destinations, pages.DestinationRow{URL: d.URL, Format: d.Format,
 			FailureRate: fmt.Sprintf("%.0f%%", 100*d.FailureRate()), LastError: d.LastError, LastErrorAt: d.LastErrorAt,
 			Notifications: d.Notifications, Delivered: d.Delivered, Failed: d.Failed, Pending: d.Pending, AttemptsN: d.Attempts,
-			Unsigned: s.ledger.Cards.SendsUnsigned(d.URL)})
+			Unsigned: s.ledger.Cards.SendsUnsigned(d.URL), Kinds: kindsText(s.ledger.Cards.KindsOf(d.URL))})
 	}
 	for _, card := range s.ledger.Cards.Sorted() {
 		for _, d := range card.AllDestinations() {
@@ -109,12 +110,20 @@ func (s *server) resendNotification(c *gin.Context) {
 	c.Redirect(http.StatusSeeOther, "/desk/notifications?resent="+n.ID)
 }
 
+// kindsText lists kinds of notification as a person reads them.
+func kindsText(kinds []string) string {
+	if slices.Contains(kinds, "*") {
+		return "every kind"
+	}
+	return strings.Join(kinds, ", ")
+}
+
 // addNotify explains a card's notify list and escalation on the Types page.
 func addNotify(c domain.Card, add func(name, value, meaning string, warn bool)) {
 	dests := func(ds []domain.Destination) string {
 		parts := make([]string, len(ds))
 		for i, d := range ds {
-			parts[i] = d.URL + " (" + d.Format + ")"
+			parts[i] = d.URL + " (" + d.Format + "; " + kindsText(d.Kinds()) + ")"
 		}
 		return strings.Join(parts, ", ")
 	}

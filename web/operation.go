@@ -44,8 +44,9 @@ func (s *server) showOperation(c *gin.Context, status int, p pages.Problem, d pa
 	s.withChains(c, &v, it.Op)
 	v.Twin = s.twinView(c.Request.Context(), me(c), it.Op)
 	v.Notifications = s.operationNotifications(c, it.Op.ID)
-	v.Frame = s.frameFor(c, it.Op.Key, "queue")
+	v.Frame = s.frameFor(c, it.Op.Key, navOf(fromOf(c)))
 	v.Problem, v.Draft, v.From = p, d, fromOf(c)
+	v.Kept = keptDecision(it.Op, d, me(c), v.DraftShown())
 	page(c, status, pages.Operation(v), pages.OperationBody(v))
 }
 
@@ -61,7 +62,7 @@ func (s *server) showDone(c *gin.Context, done string) {
 	s.withPeople(c, &v, it.Op)
 	s.withChains(c, &v, it.Op)
 	v.Twin = s.twinView(c.Request.Context(), me(c), it.Op)
-	v.Frame = s.frameFor(c, it.Op.Key, "queue")
+	v.Frame = s.frameFor(c, it.Op.Key, navOf(fromOf(c)))
 	v.Done, v.From = done, fromOf(c)
 	next, in := s.nextInList(c, it.Op, v.From)
 	// Back scrolls to the item, or, when the decision took it off the
@@ -125,6 +126,7 @@ func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView 
 			v.Notes = append(v.Notes, eventRow(e))
 		}
 	}
+	v.Contradictions = contradictionRows(domain.Contradictions(it.Timeline))
 	for _, r := range it.Related {
 		v.Related = append(v.Related, pages.RelatedRow{ID: r.ID, Key: r.Key, Type: r.Type, State: r.State.String()})
 	}
@@ -361,4 +363,15 @@ func (s *server) personFrom(ctx context.Context, viewer domain.Actor, v string) 
 		}
 	}
 	return s.ledger.Assignee(ctx, viewer, v)
+}
+
+// navOf is the navigation entry of the list an item was opened from: an
+// item belongs to no list of its own, so without one nothing is marked.
+func navOf(from string) string {
+	for _, nav := range []string{"queue", "incidents", "operations", "approvals", "audit"} {
+		if strings.HasPrefix(from, "/desk/"+nav) {
+			return nav
+		}
+	}
+	return ""
 }

@@ -72,7 +72,9 @@ func (s *server) listPage(c *gin.Context, all bool) {
 		v.Updated = now
 		for _, op := range ops {
 			card, _ := s.ledger.Cards.Get(op.Type)
-			v.Rows = append(v.Rows, queueRow(op, card, now, &person))
+			row := queueRow(op, card, now, &person)
+			row.Summary = summaryFields(card.SummaryOf(op, person))
+			v.Rows = append(v.Rows, row)
 		}
 		v.First, v.Prev, v.Next = pageLinks(v.Path(), f, cursor, until, next, len(v.Rows))
 		s.markTwins(c, person, v.Rows)

@@ -44,7 +44,7 @@ func New(cfg Config) (*gin.Engine, error) {
 	if err := e.SetTrustedProxies(cfg.TrustedProxies); err != nil {
 		return nil, err
 	}
-	e.Use(securityHeaders)
+	e.Use(securityHeaders, compress) // compress.go
 	e.GET("/static/*file", serveStatic)
 	s.signInRoutes(e) // signin.go: sign-in, sign-out, sessions, CSRF
 	s.deskRoutes(e)   // desk.go: the pages

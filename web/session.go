@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/views/components"
 	"github.com/opshandoff/handoff/views/layouts"
 )
 
@@ -125,7 +126,9 @@ func requirePerson(c *gin.Context) {
 // frameFor is the layout frame of a desk page: who is signed in, and the
 // development sign-in banner when it is in use.
 func (s *server) frameFor(c *gin.Context, title, active string) layouts.Frame {
-	f := layouts.Frame{Title: title, Active: active, DevSignIn: s.signIn.dev(), Time: string(timeMode(c)), Density: density(c), Return: "/desk"}
+	// A key or an error code may hold a bidi control: the tab's title shows
+	// it escaped, as the page does.
+	f := layouts.Frame{Title: components.SafeString(title), Active: active, DevSignIn: s.signIn.dev(), Time: string(timeMode(c)), Density: density(c), Return: "/desk"}
 	if c.Request.Method == http.MethodGet {
 		f.Return = c.Request.URL.RequestURI()
 	}

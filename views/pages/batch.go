@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opshandoff/handoff/views/components"
 	"github.com/opshandoff/handoff/views/layouts"
 )
 
@@ -41,45 +42,52 @@ type BatchFields struct{ Decision, Assignee, Reason string }
 // BatchRow is one item of a batch.
 type BatchRow struct {
 	ID, Key, From, To, Outcome, Why string
+	Summary                         []components.SummaryField
 	Risk                            string // why retrying this item may do it twice
 	Version                         int64  // the version the decision is taken on
 }
 
 // The bulk form's decisions, each with the states it is valid for; nil
-// means every state.
+// means every state. The safest come first: those that send nothing
+// again, then the re-send the provider deduplicates, then the retries that
+// may do the side effect twice (which ask for confirmation at the
+// preview). None is preselected: the form starts on "choose".
 var bulkDecisions = []struct {
 	Option
 	states []string
 }{
-	{Option{"not_executed_retry", "confirm not executed, then retry"}, []string{"unknown_outcome"}},
 	{Option{"not_executed_cancel", "confirm not executed, then cancel"}, []string{"unknown_outcome"}},
-	{Option{"resend_same_key", "re-send under the same provider key (where the provider still deduplicates it)"}, []string{"unknown_outcome"}},
-	{Option{"retry", "retry a terminal failure"}, []string{"failed_terminal"}},
 	{Option{"cancel", "cancel a terminal failure"}, []string{"failed_terminal"}},
 	{Option{"assign", "assign"}, nil},
 	{Option{"note", "add a note"}, nil},
+	{Option{"resend_same_key", "re-send under the same provider key (where the provider still deduplicates it)"}, []string{"unknown_outcome"}},
+	{Option{"retry", "retry a terminal failure"}, []string{"failed_terminal"}},
+	{Option{"not_executed_retry", "confirm not executed, then retry"}, []string{"unknown_outcome"}},
 }
 
 // BulkDecisions are the decisions the bulk form offers for items in the
 // given states (comma-separated, as an incident lists them): only those
-// valid for at least one of them, so the first, the default, applies to
-// some item. With no states (a selection of anything) it offers all,
-// terminal failures' first.
+// valid for at least one of them, safest first. With no states (a
+// selection of anything) it offers all.
 func BulkDecisions(states string) []Option {
 	var out []Option
-	if states == "" {
-		for _, i := range []int{3, 4, 0, 1, 2, 5, 6} {
-			out = append(out, bulkDecisions[i].Option)
-		}
-		return out
-	}
 	have := strings.Split(states, ", ")
 	for _, d := range bulkDecisions {
-		if d.states == nil || slices.ContainsFunc(d.states, func(s string) bool { return slices.Contains(have, s) }) {
+		if states == "" || d.states == nil || slices.ContainsFunc(d.states, func(s string) bool { return slices.Contains(have, s) }) {
 			out = append(out, d.Option)
 		}
 	}
 	return out
+}
+
+// sendsAgain reports whether a bulk decision may send the side effect
+// again: never the form's default.
+func sendsAgain(decision string) bool {
+	switch decision {
+	case "resend_same_key", "retry", "not_executed_retry":
+		return true
+	}
+	return false
 }
 
 // backWords names the page a bulk preview goes back to.

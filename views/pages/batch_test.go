@@ -13,9 +13,8 @@ func values(opts []Option) []string {
 	return v
 }
 
-// An incident's bulk form offers only decisions valid for its items, its
-// default first: an unknown-outcome incident no longer defaults to
-// "retry a terminal failure", which its preview would skip for every item.
+// An incident's bulk form offers only decisions valid for its items,
+// the safest first: one that sends nothing again, never a retry.
 func TestBulkDecisionsFitTheIncidentsStates(t *testing.T) {
 	for _, tc := range []struct {
 		states      string
@@ -23,12 +22,17 @@ func TestBulkDecisionsFitTheIncidentsStates(t *testing.T) {
 		mustNot     []string
 		mustInclude []string
 	}{
-		{"unknown_outcome", "not_executed_retry", []string{"retry", "cancel"}, []string{"resend_same_key", "assign", "note"}},
-		{"failed_terminal", "retry", []string{"not_executed_retry", "resend_same_key"}, []string{"cancel", "assign", "note"}},
-		{"unknown_outcome, failed_terminal", "not_executed_retry", nil, []string{"retry", "cancel", "resend_same_key"}},
-		{"", "retry", nil, []string{"not_executed_cancel", "resend_same_key", "note"}},
+		{"unknown_outcome", "not_executed_cancel", []string{"retry", "cancel"}, []string{"resend_same_key", "not_executed_retry", "assign", "note"}},
+		{"failed_terminal", "cancel", []string{"not_executed_retry", "resend_same_key"}, []string{"retry", "assign", "note"}},
+		{"unknown_outcome, failed_terminal", "not_executed_cancel", nil, []string{"retry", "cancel", "resend_same_key"}},
+		{"", "not_executed_cancel", nil, []string{"cancel", "resend_same_key", "note"}},
 	} {
 		got := values(BulkDecisions(tc.states))
+		for i, v := range got {
+			if sendsAgain(v) && slices.ContainsFunc(got[i:], func(o string) bool { return !sendsAgain(o) }) {
+				t.Errorf("%q offers %q, which may send again, before a safer one: %v", tc.states, v, got)
+			}
+		}
 		if got[0] != tc.first {
 			t.Errorf("%q: default %q, want %q (all: %v)", tc.states, got[0], tc.first, got)
 		}

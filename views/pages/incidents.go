@@ -3,6 +3,7 @@ package pages
 import (
 	"time"
 
+	"github.com/opshandoff/handoff/views/components"
 	"github.com/opshandoff/handoff/views/layouts"
 )
 
@@ -67,6 +68,7 @@ func (d IncidentDraft) For(form string) string {
 // never content.
 type IncidentItemRow struct {
 	ID, Key, Namespace, State, Error, Message string
+	Summary                                   []components.SummaryField
 	EnteredAt                                 time.Time
 	Open, Twin                                bool
 }

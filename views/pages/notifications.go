@@ -33,6 +33,8 @@ type DestinationRow struct {
 	LastErrorAt                                          *time.Time
 	Notifications, Delivered, Failed, Pending, AttemptsN int
 	Unsigned                                             bool // a card says its deliveries go unsigned
+	// Kinds are the kinds of notification the cards send it ("*": all).
+	Kinds string
 }
 
 // NotificationsView is the admin page of destinations and undelivered

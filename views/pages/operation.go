@@ -43,6 +43,12 @@ type OperationView struct {
 	// Twin is the operation this one may be a second execution of, when it
 	// is held for that (twin_unresolved, supersedes_sent).
 	Twin *TwinView
+	// Kept is a refused decision that the item no longer offers, kept
+	// beside what was decided meanwhile; nil when there is none.
+	Kept *KeptDecision
+	// Contradictions are the decisions recorded against the one that
+	// stands; an item with any is flagged.
+	Contradictions []ContradictionRow
 	// From is the list the person opened the item from, with its filter;
 	// decisions carry it, so "next item" and "back" keep that filter.
 	From string
@@ -254,4 +260,24 @@ func (v OperationView) PendingDiff() []components.DiffLine {
 		}
 	}
 	return nil
+}
+
+// KeptDecision is what a person typed into a decision that turned stale:
+// the evidence they held is never dropped.
+type KeptDecision struct {
+	Form, Claim, Then, Ref, Reason string // Claim: confirm_executed or confirm_not_executed
+	Label                          string // "confirmed executed, reference ch_…"
+	// Meanwhile is the decision that was taken meanwhile, as a sentence;
+	// MeanwhileAt when.
+	Meanwhile   string
+	MeanwhileAt *time.Time
+	// Contradicts: the kept decision says the opposite of the one that
+	// stands; Record: the viewer may record the contradiction.
+	Contradicts, Record bool
+}
+
+// ContradictionRow is one recorded contradiction.
+type ContradictionRow struct {
+	By, Reason, Claim, Contradicts string
+	At                             time.Time
 }

@@ -114,27 +114,27 @@ func actions(v OperationView) templ.Component {
 					}()
 				}
 				ctx = templ.InitializeContext(ctx)
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<input type=\"hidden\" name=\"action\" value=\"confirm_not_executed\"><p class=\"small\">The provider has no record of it. Then:</p><fieldset><legend class=\"sr-only\">Then</legend> <label class=\"check\"><input type=\"radio\" name=\"then\" value=\"retry\" required")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<input type=\"hidden\" name=\"action\" value=\"confirm_not_executed\"><p class=\"small\">The provider has no record of it. Then:</p><fieldset><legend class=\"sr-only\">Then</legend> <label class=\"check\"><input type=\"radio\" name=\"then\" value=\"cancel\" required")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if v.Draft.For("confirm-not-executed").Then == "retry" {
+				if v.Draft.For("confirm-not-executed").Then == "cancel" {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, " checked")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "> retry with the same key</label> <label class=\"check\"><input type=\"radio\" name=\"then\" value=\"cancel\" required")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "> cancel it</label> <label class=\"check\"><input type=\"radio\" name=\"then\" value=\"retry\" required")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if v.Draft.For("confirm-not-executed").Then == "cancel" {
+				if v.Draft.For("confirm-not-executed").Then == "retry" {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, " checked")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "> cancel it</label></fieldset>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "> retry with the same key</label></fieldset>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -111,6 +111,7 @@ type Option struct{ Value, Label string }
 // QueueRow is one desk item.
 type QueueRow struct {
 	ID, Key, Type, Provider, Namespace, EventID, State string
+	Summary                                            []components.SummaryField // the card's summary fields, where the viewer may read the content
 	LastError, Assignee, NextDecision, Age             string
 	Attempts                                           int
 	Version                                            int64

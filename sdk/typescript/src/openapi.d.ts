@@ -1017,6 +1017,8 @@ export interface components {
             /** @description hash of the recorded card; drill receipts name it */
             sha256: string;
             side_effect: string;
+            /** @description JSON pointers into the content that the desk shows beside the key, where the viewer may see content */
+            summary: string[];
             terminal: ("transient" | "rate_limited" | "timeout" | "validation" | "auth" | "permission" | "not_found" | "conflict" | "config" | "unknown")[];
             /** @description hold (the same content under another key waits for a person while one is open) or allow */
             twins: string;
