@@ -119,6 +119,15 @@ type cardYAML struct {
 	KeyPattern          string             `yaml:"key_pattern"`
 	Twins               string             `yaml:"twins"`
 	ProviderConcurrency string             `yaml:"provider_concurrency"`
+	Identity            []string           `yaml:"identity"`
+	Echo                *echoYAML          `yaml:"echo"`
+}
+
+// echoYAML is a card's echo line: the source that marks an echo of our own
+// effect, and how long after the original completed it may arrive.
+type echoYAML struct {
+	Source string `yaml:"source"`
+	Within string `yaml:"within"`
 }
 
 // destYAML is a notification destination; format defaults to standard.
@@ -224,6 +233,10 @@ func (y cardYAML) toDomain() (domain.Card, []domain.FieldError) {
 	c.LookupAdapter, adapterErrs = y.LookupAdapter.toDomain()
 	errs = append(errs, adapterErrs...)
 	c.KeyPattern, c.ProviderConcurrency = y.KeyPattern, y.ProviderConcurrency
+	c.Identity = y.Identity
+	if y.Echo != nil {
+		c.Echo = &domain.Echo{Source: y.Echo.Source, Within: dur("echo.within", y.Echo.Within)}
+	}
 	switch y.Twins {
 	case "", "hold":
 	case "allow":
