@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/store"
 	"github.com/opshandoff/handoff/store/storetest"
 )
 
@@ -147,5 +148,22 @@ func TestRegister_echoOfOurOwnEffect(t *testing.T) {
 		Reason: "the CRM user really asked for a second call", ExpectedVersion: echo.Operation.Version})
 	if err != nil || retried.State != domain.Received {
 		t.Fatalf("retry of the echo: %s %v", retried.State, err)
+	}
+}
+
+// withIdentityHash puts back, after a migration down below 00027, the
+// column this code writes, so that only the migrations a test undid are
+// missing; withoutIdentityHash takes it away again before 00027 runs.
+func withIdentityHash(t *testing.T, s *store.Store) {
+	t.Helper()
+	if err := store.Exec(context.Background(), s, `ALTER TABLE operations ADD COLUMN identity_hash text NOT NULL DEFAULT ''`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func withoutIdentityHash(t *testing.T, s *store.Store) {
+	t.Helper()
+	if err := store.Exec(context.Background(), s, `ALTER TABLE operations DROP COLUMN identity_hash`); err != nil {
+		t.Fatal(err)
 	}
 }
