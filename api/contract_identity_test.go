@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,11 @@ func TestContract_WebhookEcho(t *testing.T) {
 			"actions": []map[string]any{{"action": "sync", "type": typ,
 				"content": map[string]any{"task": task, "title": "Call Ann", "changed_by": "crm"}}}}).ok(201)
 		return ev["operations"].([]any)[0].(map[string]any)
+	}
+	card := x.do("GET", "/v1/operation-types/crm.task.sync", x.tok, nil).ok(200)
+	if echo, _ := card["echo"].(map[string]any); fmt.Sprint(card["identity"]) != "[/task]" ||
+		echo["source"] != "crm-webhook" || echo["within"] != "10m" {
+		t.Fatalf("the card's identity and echo: %v %v", card["identity"], card["echo"])
 	}
 	orig := complete("crm.task.sync", "T-1")
 	if orig["state"] != "completed" {

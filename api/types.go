@@ -41,6 +41,22 @@ type cardJSON struct {
 	SHA256               string    `json:"sha256" doc:"hash of the recorded card; drill receipts name it"`
 
 	LookupAdapter *lookupAdapterJSON `json:"lookup_adapter" doc:"how Handoff looks an unknown outcome up itself; null without one"`
+
+	Identity []string  `json:"identity" doc:"JSON pointers into the content: the fields that make two contents one intent for the twin hold and the echo guard; empty: the whole content"`
+	Echo     *echoJSON `json:"echo" doc:"which registrations are echoes of our own effects, held failed_terminal with loop_detected; null without one"`
+}
+
+// echoJSON is a card's echo guard.
+type echoJSON struct {
+	Source string `json:"source" doc:"the registration source that marks an echo"`
+	Within string `json:"within" doc:"how long after the original completed a registration of its identity is an echo"`
+}
+
+func toEcho(e *domain.Echo) *echoJSON {
+	if e == nil {
+		return nil
+	}
+	return &echoJSON{Source: e.Source, Within: duration(e.Within)}
 }
 
 type drillJSON struct {
@@ -70,7 +86,8 @@ func toCard(c domain.Card) cardJSON {
 		AutomaticResendOff: str(c.AutoResendOff()),
 		Drill:              drillJSON{Adapter: c.Drill.Adapter, Idempotency: c.DrillIdempotency(), Lookup: c.DrillLookup()},
 		Receipts:           str(c.Receipts), Version: c.Version, SHA256: c.SHA256,
-		LookupAdapter: toLookupAdapter(c.LookupAdapter)}
+		LookupAdapter: toLookupAdapter(c.LookupAdapter),
+		Identity:      append([]string{}, c.Identity...), Echo: toEcho(c.Echo)}
 }
 
 func classes(cs []domain.ErrorClass) []string {
