@@ -155,9 +155,10 @@ func (s *Store) twinFast(ctx context.Context, namespace, identity, key string) (
 // echoQuery is the operation of the identity that completed latest, since
 // a time: what a card's echo guard names as the original of an echo. The
 // partial index operations_echoes (migration 00027) holds the completed
-// rows by namespace, identity and completion.
-var echoQuery = "SELECT * FROM operations WHERE namespace = ? AND identity_hash = ? AND state = 'completed' AND updated_at >= ?" +
-	" ORDER BY updated_at DESC, id LIMIT 1"
+// rows by namespace, identity and completion; the condition spells its
+// predicate word for word.
+var echoQuery = "SELECT * FROM operations WHERE namespace = ? AND identity_hash = ? AND state = 'completed' AND identity_hash <> ''" +
+	" AND updated_at >= ? ORDER BY updated_at DESC, id LIMIT 1"
 
 // CompletedTwin implements domain.Store: the operation in the namespace
 // with the identity hash that completed latest, at or after since.

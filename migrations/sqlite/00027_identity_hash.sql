@@ -16,9 +16,11 @@ CREATE INDEX operations_twin_holds ON operations (namespace, identity_hash)
     WHERE state = 'awaiting_approval' AND last_error_code = 'twin_unresolved';
 
 -- The echo guard: the operation of an identity that completed latest,
--- within a card's echo window.
+-- within a card's echo window. Its predicate names identity_hash, as the
+-- guard's query does, so that no other query that only asks for completed
+-- operations (the Operations page filtered by state) is planned over it.
 CREATE INDEX operations_echoes ON operations (namespace, identity_hash, updated_at)
-    WHERE state = 'completed';
+    WHERE state = 'completed' AND identity_hash <> '';
 
 -- +goose Down
 DROP INDEX IF EXISTS operations_echoes;
