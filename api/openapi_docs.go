@@ -21,7 +21,11 @@ var routeDescriptions = map[string]string{
 		"201 for a new key; 200 with Idempotent-Replayed: true when the key exists with the same fingerprint (the stored result included once completed); " +
 		"422 fingerprint_mismatch when it exists with other content. With claim, the operation is claimed in the same change when it is claimable " +
 		"(one audit event: registered_and_claimed, or registered_and_began with begin): " +
-		"the answer carries claim, or claim: null and claim_refused with the reason a claim would give.",
+		"the answer carries claim, or claim: null and claim_refused with the reason a claim would give. " +
+		"A new operation with the type and identity (the content, or the fields the card's identity names) of one open under another key " +
+		"is created awaiting_approval with last_error.code twin_unresolved; one whose caused_by chain loops, or an echo of our own effect " +
+		"(from the card's echo source, with the identity of an operation completed within its window), is created failed_terminal " +
+		"with last_error.code loop_detected, the original named.",
 	"listOperations":     "Lists the caller's operations oldest first, filtered by the query; content is never included. Pages with next_cursor.",
 	"getOperation":       "The operation with its current content. A workflow token sees only its namespace; another namespace answers 404.",
 	"claimOperation":     "Grants the worker a fenced lease: the answer carries the lease token, the content snapshot to execute and the provider key. 409 not_claimable says why not (completed, in_progress, retry_later, awaiting_approval, handed_off, cancelled).",

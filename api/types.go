@@ -55,6 +55,8 @@ type cardJSON struct {
 	EscalateAfter       *string    `json:"escalate_after" doc:"how long an unassigned item may stay unresolved before escalate is told; null for never"`
 	Escalate            []destJSON `json:"escalate"`
 	NotifyIncludeData   bool       `json:"notify_include_data" doc:"whether notifications carry content and result data"`
+	Identity            []string   `json:"identity" doc:"JSON pointers into the content: the fields that make two contents one intent for the twin hold and the echo guard; empty: the whole content"`
+	Echo                *echoJSON  `json:"echo" doc:"which registrations are echoes of our own effects, held failed_terminal with loop_detected; null without one"`
 }
 
 // destJSON is a notification destination as the API shows it: its host
@@ -79,6 +81,19 @@ func toDests(ds []domain.Destination) []destJSON {
 			SeesHiddenContent: d.SeesHiddenContent})
 	}
 	return out
+}
+
+// echoJSON is a card's echo guard.
+type echoJSON struct {
+	Source string `json:"source" doc:"the registration source that marks an echo"`
+	Within string `json:"within" doc:"how long after the original completed a registration of its identity is an echo"`
+}
+
+func toEcho(e *domain.Echo) *echoJSON {
+	if e == nil {
+		return nil
+	}
+	return &echoJSON{Source: e.Source, Within: duration(e.Within)}
 }
 
 type drillJSON struct {
@@ -111,7 +126,8 @@ func toCard(c domain.Card) cardJSON {
 		LookupAdapter: toLookupAdapter(c.LookupAdapter), ExecuteAdapter: toExecuteAdapter(c),
 		KeyPattern: str(c.KeyPattern), Summary: nonNil(c.Summary), Twins: twins(c), ProviderConcurrency: c.Concurrency(),
 		ContentVisibleTo: visibleTo(c), Notify: toDests(c.Destinations()), EscalateAfter: optDuration(c.EscalateAfter),
-		Escalate: toDests(c.Escalate), NotifyIncludeData: c.NotifyIncludeData}
+		Escalate: toDests(c.Escalate), NotifyIncludeData: c.NotifyIncludeData,
+		Identity: append([]string{}, c.Identity...), Echo: toEcho(c.Echo)}
 }
 
 func twins(c domain.Card) string {

@@ -123,6 +123,15 @@ type cardYAML struct {
 	Summary             []string             `yaml:"summary"`
 	Twins               string               `yaml:"twins"`
 	ProviderConcurrency string               `yaml:"provider_concurrency"`
+	Identity            []string             `yaml:"identity"`
+	Echo                *echoYAML            `yaml:"echo"`
+}
+
+// echoYAML is a card's echo line: the source that marks an echo of our own
+// effect, and how long after the original completed it may arrive.
+type echoYAML struct {
+	Source string `yaml:"source"`
+	Within string `yaml:"within"`
 }
 
 // destYAML is a notification destination; format defaults to standard.
@@ -234,6 +243,10 @@ func (y cardYAML) toDomain() (domain.Card, []domain.FieldError) {
 	errs = append(errs, adapterErrs...)
 	c.KeyPattern, c.ProviderConcurrency, c.Summary = y.KeyPattern, y.ProviderConcurrency, y.Summary
 	c.CallTimeout = dur("call_timeout", y.CallTimeout)
+	c.Identity = y.Identity
+	if y.Echo != nil {
+		c.Echo = &domain.Echo{Source: y.Echo.Source, Within: dur("echo.within", y.Echo.Within)}
+	}
 	switch y.Twins {
 	case "", "hold":
 	case "allow":

@@ -117,6 +117,12 @@ type Card struct {
 	Summary             []string
 	TwinsAllowed        bool
 	ProviderConcurrency string
+	// Identity names, as JSON pointers into the content, the fields that
+	// make two contents the same business intent (identity.go); nil for
+	// the exact content. Echo, if set, marks registrations that are echoes
+	// of our own effects.
+	Identity []string
+	Echo     *Echo
 
 	// Version and SHA256 identify the card as recorded in the database;
 	// set by the wiring once the cards are synced, empty before.
@@ -261,6 +267,7 @@ func (c Card) Validate() []FieldError {
 	errs = append(errs, c.validateKeyRules()...)
 	errs = append(errs, c.validateCallTimeout()...)
 	errs = append(errs, c.validateSummary()...)
+	errs = append(errs, c.validateIdentity()...)
 	if c.NotifyURL != "" {
 		u, err := url.Parse(c.NotifyURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {

@@ -67,8 +67,16 @@ func (l *Ledger) Register(ctx context.Context, actor Actor, r Registration) (Reg
 	// again: held with the twin named or, when the twin has left its open
 	// state since, written again under the same condition, so that a
 	// registration racing this one still meets it.
-	twinInWrite := !loop && !card.TwinsAllowed
-	if !loop && r.Supersedes != "" {
+	// An echo of our own effect (the card's echo line) is not run: it is
+	// registered failed_terminal with the original named, as a loop is.
+	if !loop {
+		if r.echo, r.echoOf, err = l.echoOf(ctx, r, card, content); err != nil {
+			return RegisterResult{}, err
+		}
+	}
+	refused := loop || r.echo != nil
+	twinInWrite := !refused && !card.TwinsAllowed
+	if !refused && r.Supersedes != "" {
 		if r.held, err = l.hold(ctx, r, card, content); err != nil {
 			return RegisterResult{}, err
 		}

@@ -22,7 +22,10 @@ type Operation struct {
 	Supersedes    string // id of the cancelled operation this one replaces
 	SupersededBy  string
 
-	Fingerprint    string // "sha256:<hex>" over canonical {type, content}
+	Fingerprint string // "sha256:<hex>" over canonical {type, content}
+	// IdentityHash is what twins and echoes compare: the fingerprint, or
+	// the hash of the fields the card's identity names (IdentityHash).
+	IdentityHash   string
 	ContentVersion int
 	ContentSHA256  string
 	Content        json.RawMessage // the current snapshot, canonical JSON

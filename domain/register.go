@@ -27,6 +27,11 @@ type Registration struct {
 	// held is set by the Ledger when the registration must wait for a
 	// person (twin.go): it is registered awaiting approval with this error.
 	held *ErrorInfo
+	// echo is set by the Ledger when the registration is an echo of our
+	// own effect (identity.go): it is registered failed_terminal with this
+	// error, naming echoOf, the original.
+	echo   *ErrorInfo
+	echoOf *Operation
 }
 
 var keyRE = regexp.MustCompile(`^[A-Za-z0-9._:/@+=-]{1,255}$`)
@@ -118,7 +123,7 @@ func NewOperation(r Registration, content []byte, loop bool, env Env) (Change, e
 		ID: env.NewID("op"), Namespace: r.Namespace, Key: r.Key, Type: r.Type,
 		EventID: r.EventID, Source: r.Source, CorrelationID: r.CorrelationID,
 		CausedBy: r.CausedBy, Supersedes: r.Supersedes,
-		Fingerprint: Fingerprint(r.Type, content), ContentVersion: 1,
+		Fingerprint: Fingerprint(r.Type, content), IdentityHash: IdentityHash(r.Type, content, env.Card.Identity), ContentVersion: 1,
 		ContentSHA256: SHA256Hex(content), Content: content,
 		ProviderKey: r.ProviderKey, CreatedAt: env.Now, UpdatedAt: env.Now,
 	}
@@ -131,6 +136,9 @@ func NewOperation(r Registration, content []byte, loop bool, env Env) (Change, e
 		to = FailedTerminal
 		op.LastError = &ErrorInfo{Class: ClassConfig, Code: CodeLoopDetected,
 			Message: "the caused_by chain repeats an operation type or is too deep"}
+	case r.echo != nil:
+		to = FailedTerminal
+		op.LastError = r.echo
 	case r.held != nil:
 		to = AwaitingApproval
 		op.LastError = r.held
@@ -144,6 +152,9 @@ func NewOperation(r Registration, content []byte, loop bool, env Env) (Change, e
 		Content: content, SHA256: op.ContentSHA256, CreatedAt: env.Now}}
 	registered := map[string]any{"fingerprint": op.Fingerprint, "content_sha256": op.ContentSHA256,
 		"event_id": r.EventID, "caused_by": r.CausedBy, "supersedes": r.Supersedes, "held": heldDetail(r.held)}
+	if r.echo != nil && r.echoOf != nil {
+		registered["echo_of"] = map[string]any{"id": r.echoOf.ID, "key": r.echoOf.Key}
+	}
 	if r.Claim != nil && to == Received {
 		claimed, claimDetail, err := grantClaim(ch.Op, *r.Claim, env)
 		if err == nil && r.Claim.Begin {

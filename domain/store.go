@@ -55,9 +55,14 @@ type Store interface {
 	// LoadByKey is Load by the caller's key.
 	LoadByKey(ctx context.Context, namespace, key string) (Operation, time.Time, error)
 	// Twin returns the oldest operation in the namespace with the
-	// fingerprint (type and content) under a key other than key, whose
+	// identity hash (Operation.IdentityHash: type and content, or the
+	// fields the card's identity names) under a key other than key, whose
 	// outcome is open: action_pending, unknown_outcome or failed_terminal.
-	Twin(ctx context.Context, namespace, fingerprint, key string) (Operation, bool, error)
+	Twin(ctx context.Context, namespace, identity, key string) (Operation, bool, error)
+	// CompletedTwin returns the operation in the namespace with the
+	// identity hash (Operation.IdentityHash) that completed latest, at or
+	// after since: the original an echo of our own effect names.
+	CompletedTwin(ctx context.Context, namespace, identity string, since time.Time) (Operation, bool, error)
 	// ClaimReady finds up to q.Limit ready operations, skipping rows that
 	// other transactions hold, and writes what decide returns for each, all in
 	// one transaction. decide gets the database's clock.

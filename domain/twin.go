@@ -46,20 +46,21 @@ func heldForSecondExecution(op Operation) bool {
 	return op.LastError != nil && (op.LastError.Code == CodeTwinUnresolved || op.LastError.Code == CodeSupersedesSent)
 }
 
-// twinFormat is the hold's message: the twin's key, ID and state.
-const twinFormat = "same type and content as %s (%s), which is %s: under a new key the provider would see a second request; approve to run it deliberately a second time"
+// twinFormat is the hold's message: what is the same (Card.sameness), and
+// the twin's key, ID and state.
+const twinFormat = "same type and %s as %s (%s), which is %s: under a new key the provider would see a second request; approve to run it deliberately a second time"
 
 // hold decides whether a registration must wait for a person before it can
 // run: the error it is held with, or nil.
 func (l *Ledger) hold(ctx context.Context, r Registration, card Card, content []byte) (*ErrorInfo, error) {
 	if !card.TwinsAllowed {
-		twin, ok, err := l.Store.Twin(ctx, r.Namespace, Fingerprint(r.Type, content), r.Key)
+		twin, ok, err := l.Store.Twin(ctx, r.Namespace, IdentityHash(r.Type, content, card.Identity), r.Key)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
 			return &ErrorInfo{Class: ClassConflict, Code: CodeTwinUnresolved,
-				Message: fmt.Sprintf(twinFormat, twin.Key, twin.ID, twin.State)}, nil
+				Message: fmt.Sprintf(twinFormat, card.sameness(), twin.Key, twin.ID, twin.State)}, nil
 		}
 	}
 	if r.Supersedes != "" && !card.RequiresApproval {

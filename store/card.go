@@ -81,6 +81,12 @@ func cardDefinition(c domain.Card) []byte {
 	if c.TwinsAllowed {
 		def["twins"] = "allow"
 	}
+	if len(c.Identity) > 0 { // only when set, as content_visible_to
+		def["identity"] = c.Identity
+	}
+	if c.Echo != nil {
+		def["echo"] = map[string]string{"source": c.Echo.Source, "within": c.Echo.Within.String()}
+	}
 	b, _ := json.Marshal(def)
 	canon, _ := domain.Canonicalize(b)
 	return canon

@@ -131,7 +131,7 @@ func renderSingle(p *writePlan) *stmt {
 		w.WriteString(") SELECT ")
 		s.putCols(p.cols, ", ", false)
 		if p.noTwin {
-			w.WriteString(" WHERE " + noTwinSQL(placeholder(p.cols, 1, "namespace"), placeholder(p.cols, 1, "fingerprint"),
+			w.WriteString(" WHERE " + noTwinSQL(placeholder(p.cols, 1, "namespace"), placeholder(p.cols, 1, "identity_hash"),
 				placeholder(p.cols, 1, "key")))
 		}
 		w.WriteString(" ON CONFLICT DO NOTHING RETURNING id)")

@@ -10,7 +10,7 @@ import (
 
 // twinOf is true for an operation o that a registration of the same
 // content under another key waits on (twin_unresolved).
-const twinOf = "EXISTS (SELECT 1 FROM operations t WHERE t.namespace = o.namespace AND t.fingerprint = o.fingerprint" +
+const twinOf = "EXISTS (SELECT 1 FROM operations t WHERE t.namespace = o.namespace AND t.identity_hash = o.identity_hash" +
 	" AND t.state = 'awaiting_approval' AND t.last_error_code = '" + domain.CodeTwinUnresolved + "' AND t.id <> o.id)"
 
 // maxIncidents bounds the Incidents list.

@@ -230,7 +230,7 @@ func TestLeaseCache_writesWhatALoadWouldSee(t *testing.T) {
 		op.ID, op.Key, op.EventID, op.AuditHead = "", "", "", ""
 		op.CreatedAt, op.UpdatedAt, op.FirstAttemptAt, op.ProviderKeyFirstSentAt = time.Time{}, time.Time{}, nil, nil
 		op.ProviderKey = ""
-		op.Fingerprint, op.ContentSHA256, op.Content = "", "", nil // the content names its key
+		op.Fingerprint, op.IdentityHash, op.ContentSHA256, op.Content = "", "", "", nil // the content names its key
 		return op
 	}
 	if !reflect.DeepEqual(norm(a), norm(b)) {

@@ -246,7 +246,7 @@ func renderMulti(create bool, ops *multiTable, kids *children, aset *multiTable,
 	w := &s.sql
 	if create {
 		w.WriteString("WITH o AS (INSERT INTO operations (" + ops.list("", 1) + ") SELECT " + ops.list("v", 1) +
-			" FROM " + ops.from(s, "v") + " WHERE NOT v.no_twin OR " + noTwinSQL("v.namespace", "v.fingerprint", "v.key") +
+			" FROM " + ops.from(s, "v") + " WHERE NOT v.no_twin OR " + noTwinSQL("v.namespace", "v.identity_hash", "v.key") +
 			" ON CONFLICT DO NOTHING RETURNING id)")
 	} else {
 		set := make([]string, 0, len(ops.names)-4)

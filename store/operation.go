@@ -87,12 +87,12 @@ func writeTx(tx *gorm.DB, p *writePlan) (bool, error) {
 			var twins []string
 			o := p.op
 			if tx.Dialector.Name() == "postgres" { // SQLite's transactions take turns already
-				if err := tx.Exec(twinTurnTx, o.Namespace, o.Fingerprint).Error; err != nil {
+				if err := tx.Exec(twinTurnTx, o.Namespace, o.IdentityHash).Error; err != nil {
 					return false, err
 				}
 			}
 			if err := tx.Raw("SELECT id FROM operations WHERE "+twinWhere("", "?", "?", "?")+" LIMIT 1",
-				o.Namespace, o.Fingerprint, o.Key).Scan(&twins).Error; err != nil || len(twins) > 0 {
+				o.Namespace, o.IdentityHash, o.Key).Scan(&twins).Error; err != nil || len(twins) > 0 {
 				return false, err
 			}
 		}

@@ -22,6 +22,7 @@ type operationRow struct {
 	Supersedes             string `gorm:"column:supersedes"`
 	SupersededBy           string `gorm:"column:superseded_by"`
 	Fingerprint            string `gorm:"column:fingerprint"`
+	IdentityHash           string `gorm:"column:identity_hash"`
 	ContentVersion         int    `gorm:"column:content_version"`
 	ContentSHA256          string `gorm:"column:content_sha256"`
 	Content                string `gorm:"column:content"`
@@ -77,7 +78,7 @@ func toOperationRow(op domain.Operation) operationRow {
 		ID: op.ID, Namespace: op.Namespace, Key: op.Key, Type: op.Type, State: op.State.String(),
 		Version: op.Version, EventID: op.EventID, Source: op.Source, CorrelationID: op.CorrelationID,
 		CausedBy: op.CausedBy, Supersedes: op.Supersedes, SupersededBy: op.SupersededBy,
-		Fingerprint: op.Fingerprint, ContentVersion: op.ContentVersion, ContentSHA256: op.ContentSHA256,
+		Fingerprint: op.Fingerprint, IdentityHash: op.IdentityHash, ContentVersion: op.ContentVersion, ContentSHA256: op.ContentSHA256,
 		Content: string(op.Content), ContentAuthor: op.ContentAuthor,
 		ProviderKey: op.ProviderKey, ProviderKeyFirstSentAt: utcPtr(op.ProviderKeyFirstSentAt),
 		ProviderKeyContentVersion: op.ProviderKeySentVersion,
@@ -116,7 +117,7 @@ func (r operationRow) toDomain() (domain.Operation, error) {
 	op := domain.Operation{
 		ID: r.ID, Namespace: r.Namespace, Key: r.Key, Type: r.Type, State: state, Version: r.Version,
 		EventID: r.EventID, Source: r.Source, CorrelationID: r.CorrelationID, CausedBy: r.CausedBy,
-		Supersedes: r.Supersedes, SupersededBy: r.SupersededBy, Fingerprint: r.Fingerprint,
+		Supersedes: r.Supersedes, SupersededBy: r.SupersededBy, Fingerprint: r.Fingerprint, IdentityHash: r.IdentityHash,
 		ContentVersion: r.ContentVersion, ContentSHA256: r.ContentSHA256, Content: json.RawMessage(r.Content),
 		ContentAuthor: r.ContentAuthor, ProviderKey: r.ProviderKey, ProviderKeyFirstSentAt: utcPtr(r.ProviderKeyFirstSentAt),
 		ProviderKeySentVersion: r.ProviderKeyContentVersion,

@@ -60,6 +60,7 @@ var opTable = []column[operationRow]{
 	{"supersedes", "text", identity, func(r *operationRow) any { return &r.Supersedes }},
 	{"superseded_by", "text", state, func(r *operationRow) any { return &r.SupersededBy }},
 	{"fingerprint", "text", identity, func(r *operationRow) any { return &r.Fingerprint }},
+	{"identity_hash", "text", identity, func(r *operationRow) any { return &r.IdentityHash }},
 	{"content_version", "integer", content, func(r *operationRow) any { return &r.ContentVersion }},
 	{"content_sha256", "text", content, func(r *operationRow) any { return &r.ContentSHA256 }},
 	{"content", "text", content, func(r *operationRow) any { return &r.Content }},

@@ -449,6 +449,7 @@ func TestMigration_searchSideDown(t *testing.T) {
 	if err := store.Exec(ctx, s, `ALTER TABLE operations ADD COLUMN provider_key_content_version integer NOT NULL DEFAULT 0`); err != nil {
 		t.Fatal(err)
 	}
+	withIdentityHash(t, s)
 	if err := store.Exec(ctx, s, `DO $$ BEGIN
 		IF to_regclass('operations_search') IS NULL THEN RAISE EXCEPTION 'no operations_search index'; END IF;
 		IF to_regclass('operation_search') IS NOT NULL THEN RAISE EXCEPTION 'the side table stays'; END IF;
@@ -610,6 +611,7 @@ func TestMigration_searchExactDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	laterColumns(t, s, true)
+	withIdentityHash(t, s)
 	between := registerSettled(t, l, domain.Registration{Key: "Evt_Between:Task", EventID: "Evt_Between",
 		Content: json.RawMessage(`{"note":"Written Between"}`)}, "", &domain.ErrorInfo{Class: domain.ClassValidation, Code: "GW-1", Message: "Nope"})
 	if storetest.Postgres() {
@@ -635,6 +637,7 @@ func TestMigration_searchExactDown(t *testing.T) {
 		}
 	}
 	laterColumns(t, s, false)
+	withoutIdentityHash(t, s)
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -657,6 +660,7 @@ func TestMigration_searchIdentifiersDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	laterColumns(t, s, true)
+	withIdentityHash(t, s)
 	between := registerSettled(t, l, domain.Registration{Key: "Idx_Between:Task", EventID: "Evt-Idx-Between",
 		Content: json.RawMessage(`{"note":"Indexed Between"}`)}, "CRM-Idx-Between", nil)
 	if storetest.Postgres() {
@@ -680,6 +684,7 @@ func TestMigration_searchIdentifiersDown(t *testing.T) {
 		}
 	}
 	laterColumns(t, s, false)
+	withoutIdentityHash(t, s)
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}

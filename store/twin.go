@@ -4,22 +4,24 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/opshandoff/handoff/domain"
 )
 
 // twinWhere finds a twin among the open states (domain.TwinStates): a
-// registration of the same content under another key waits for a person
+// registration of the same identity (domain.IdentityHash: the exact
+// content, or the fields the card's identity names) under another key waits for a person
 // while one of its twins is in them. The partial index operations_twins
-// (migration 00024) holds exactly these rows, and the condition names them
+// (migrations 00024 and 00027) holds exactly these rows, and the condition names them
 // as literals, word for word its predicate (twinStatesSQL; a test checks
 // it against the migration): with parameters instead, a generic plan
 // cannot prove the predicate and walks the namespace's rows on every
 // registration. With the alias x ("x."), the twin of the row whose
-// namespace, fingerprint and key are ns, fp and key (SQL).
+// namespace, identity hash and key are ns, fp and key (SQL).
 func twinWhere(x, ns, fp, key string) string {
-	return x + "namespace = " + ns + " AND " + x + "fingerprint = " + fp + " AND " +
+	return x + "namespace = " + ns + " AND " + x + "identity_hash = " + fp + " AND " +
 		x + "state IN " + twinStatesSQL + " AND " + x + "key <> " + key
 }
 
@@ -45,7 +47,7 @@ func noTwinSQL(ns, fp, key string) string {
 // each look in a snapshot that holds neither's row, both find no twin, and
 // both be handed out: two executions. So a write held for no twin first
 // takes a transaction-scoped advisory lock of its namespace and
-// fingerprint (its turn), in a statement of its own before the write: a
+// identity hash (its turn), in a statement of its own before the write: a
 // statement's snapshot is taken when it starts, so the write, which starts
 // after the turn is granted, sees the row of any registration that held
 // the turn before it and committed. A lock taken inside the write's own
@@ -60,16 +62,16 @@ func noTwinSQL(ns, fp, key string) string {
 // keys, so two flushes that want the same two turns cannot deadlock, and
 // before any row it writes. The keys are named by schema, like the
 // store's other advisory locks: two Handoffs in one database do not wait
-// on each other. Two fingerprints whose keys collide only take turns that
+// on each other. Two identities whose keys collide only take turns that
 // they need not.
 
-// twinTurnKey is the advisory lock key of a namespace and fingerprint (SQL).
+// twinTurnKey is the advisory lock key of a namespace and identity hash (SQL).
 func twinTurnKey(ns, fp string) string {
 	return "hashtextextended('handoff.twin:' || current_schema() || ':' || " + ns + " || ':' || " + fp + ", 0)"
 }
 
 // keyedPlansTwinTurns is keyedPlans that also takes the turns of the
-// namespaces and fingerprints in its two text arrays.
+// namespaces and identity hashes in its two text arrays.
 var keyedPlansTwinTurns = keyedPlans + ", (SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT " +
 	twinTurnKey("t.ns", "t.fp") + " AS k FROM unnest($1::text[], $2::text[]) AS t (ns, fp) ORDER BY k) AS turns)"
 
@@ -83,7 +85,7 @@ func flushOpening(plans ...*writePlan) (string, []any) {
 	var ns, fp []string
 	for _, p := range plans {
 		if p.create && p.noTwin {
-			ns, fp = append(ns, p.op.Namespace), append(fp, p.op.Fingerprint)
+			ns, fp = append(ns, p.op.Namespace), append(fp, p.op.IdentityHash)
 		}
 	}
 	if len(ns) == 0 {
@@ -98,7 +100,7 @@ func twinTurn(p *writePlan) string {
 	if !p.create || !p.noTwin {
 		return ""
 	}
-	return "twin\x00" + p.op.Namespace + "\x00" + p.op.Fingerprint
+	return "twin\x00" + p.op.Namespace + "\x00" + p.op.IdentityHash
 }
 
 // twinQuery is the oldest twin, as the hold names it, as GORM sends it
@@ -109,13 +111,13 @@ var twinQuery = "SELECT * FROM operations WHERE " + twinWhere("", "?", "?", "?")
 var twinFastQuery = "SELECT " + opColumns + " FROM operations WHERE " + twinWhere("", "$1", "$2", "$3") + " ORDER BY created_at, id LIMIT 1"
 
 // Twin implements domain.Store: the oldest operation in the namespace with
-// the fingerprint under another key whose outcome is open.
-func (s *Store) Twin(ctx context.Context, namespace, fingerprint, key string) (domain.Operation, bool, error) {
+// the identity hash under another key whose outcome is open.
+func (s *Store) Twin(ctx context.Context, namespace, identity, key string) (domain.Operation, bool, error) {
 	if s.pool != nil {
-		return s.twinFast(ctx, namespace, fingerprint, key)
+		return s.twinFast(ctx, namespace, identity, key)
 	}
 	var rows []operationWithClock
-	err := s.db.WithContext(ctx).Raw(twinQuery, namespace, fingerprint, key).Scan(&rows).Error
+	err := s.db.WithContext(ctx).Raw(twinQuery, namespace, identity, key).Scan(&rows).Error
 	if err != nil {
 		return domain.Operation{}, false, translate(err, "operation")
 	}
@@ -134,9 +136,9 @@ func (s *Store) Twin(ctx context.Context, namespace, fingerprint, key string) (d
 // server about a seventh of its CPU per lifecycle — database/sql's
 // wrapping, reflection over the row, and GORM's Scan rendering the
 // statement with its values for a logger that discards it.
-func (s *Store) twinFast(ctx context.Context, namespace, fingerprint, key string) (domain.Operation, bool, error) {
+func (s *Store) twinFast(ctx context.Context, namespace, identity, key string) (domain.Operation, bool, error) {
 	var r operationRow
-	err := s.pool.QueryRow(ctx, twinFastQuery, namespace, fingerprint, key).
+	err := s.pool.QueryRow(ctx, twinFastQuery, namespace, identity, key).
 		Scan(scanTargets(opTable, &r)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return domain.Operation{}, false, nil
@@ -144,6 +146,32 @@ func (s *Store) twinFast(ctx context.Context, namespace, fingerprint, key string
 		return domain.Operation{}, false, translate(err, "operation")
 	}
 	op, err := r.toDomain()
+	if err != nil {
+		return domain.Operation{}, false, domain.Wrap(domain.EInternal, err, "unreadable operation row")
+	}
+	return op, true, nil
+}
+
+// echoQuery is the operation of the identity that completed latest, since
+// a time: what a card's echo guard names as the original of an echo. The
+// partial index operations_echoes (migration 00027) holds the completed
+// rows by namespace, identity and completion; the condition spells its
+// predicate word for word.
+var echoQuery = "SELECT * FROM operations WHERE namespace = ? AND identity_hash = ? AND state = 'completed' AND identity_hash <> ''" +
+	" AND updated_at >= ? ORDER BY updated_at DESC, id LIMIT 1"
+
+// CompletedTwin implements domain.Store: the operation in the namespace
+// with the identity hash that completed latest, at or after since.
+func (s *Store) CompletedTwin(ctx context.Context, namespace, identity string, since time.Time) (domain.Operation, bool, error) {
+	var rows []operationWithClock
+	err := s.db.WithContext(ctx).Raw(echoQuery, namespace, identity, since.UTC()).Scan(&rows).Error
+	if err != nil {
+		return domain.Operation{}, false, translate(err, "operation")
+	}
+	if len(rows) == 0 {
+		return domain.Operation{}, false, nil
+	}
+	op, err := rows[0].Row.toDomain()
 	if err != nil {
 		return domain.Operation{}, false, domain.Wrap(domain.EInternal, err, "unreadable operation row")
 	}

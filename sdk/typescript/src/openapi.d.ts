@@ -316,7 +316,7 @@ export interface paths {
         put?: never;
         /**
          * Register an operation under its key, optionally claiming it
-         * @description Registers one side-effecting operation under its stable key and content fingerprint. 201 for a new key; 200 with Idempotent-Replayed: true when the key exists with the same fingerprint (the stored result included once completed); 422 fingerprint_mismatch when it exists with other content. With claim, the operation is claimed in the same change when it is claimable (one audit event: registered_and_claimed, or registered_and_began with begin): the answer carries claim, or claim: null and claim_refused with the reason a claim would give.
+         * @description Registers one side-effecting operation under its stable key and content fingerprint. 201 for a new key; 200 with Idempotent-Replayed: true when the key exists with the same fingerprint (the stored result included once completed); 422 fingerprint_mismatch when it exists with other content. With claim, the operation is claimed in the same change when it is claimable (one audit event: registered_and_claimed, or registered_and_began with begin): the answer carries claim, or claim: null and claim_refused with the reason a claim would give. A new operation with the type and identity (the content, or the fields the card's identity names) of one open under another key is created awaiting_approval with last_error.code twin_unresolved; one whose caused_by chain loops, or an echo of our own effect (from the card's echo source, with the identity of an operation completed within its window), is created failed_terminal with last_error.code loop_detected, the original named.
          */
         post: operations["registerOperation"];
         delete?: never;
@@ -918,6 +918,13 @@ export interface components {
                 /** @description how the drill's sandbox answers lookups: none, authoritative or unsure */
                 lookup: string;
             };
+            /** @description which registrations are echoes of our own effects, held failed_terminal with loop_detected; null without one */
+            echo: {
+                /** @description the registration source that marks an echo */
+                source: string;
+                /** @description how long after the original completed a registration of its identity is an echo */
+                within: string;
+            } | null;
             escalate: {
                 /** @description standard or slack */
                 format: string;
@@ -952,6 +959,8 @@ export interface components {
             } | null;
             /** @description how the business key is made */
             id_rule: string | null;
+            /** @description JSON pointers into the content: the fields that make two contents one intent for the twin hold and the echo guard; empty: the whole content */
+            identity: string[];
             /** @description a regular expression every key of the type must match; null for none */
             key_pattern: string | null;
             lease: string;
