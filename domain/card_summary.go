@@ -48,7 +48,7 @@ func (c Card) SummaryOf(op Operation, actor Actor) []SummaryField {
 	}
 	var out []SummaryField
 	for _, p := range c.Summary {
-		v, ok := pointerIn(doc, p)
+		v, ok := JSONPointer(doc, p)
 		if !ok {
 			continue
 		}
@@ -64,31 +64,6 @@ func (c Card) SummaryOf(op Operation, actor Actor) []SummaryField {
 		out = append(out, SummaryField{Name: strings.ReplaceAll(strings.ReplaceAll(name, "~1", "/"), "~0", "~"), Value: text})
 	}
 	return out
-}
-
-// pointerIn resolves an RFC 6901 pointer in a decoded document.
-func pointerIn(doc any, p string) (any, bool) {
-	cur := doc
-	for _, tok := range strings.Split(p[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch v := cur.(type) {
-		case map[string]any:
-			next, ok := v[tok]
-			if !ok {
-				return nil, false
-			}
-			cur = next
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(v) {
-				return nil, false
-			}
-			cur = v[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
 }
 
 // Summaries reads the summary fields of the operations ids for actor, by

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -39,7 +38,7 @@ func IdentityHash(typ string, content []byte, pointers []string) string {
 	}
 	values := make([]any, len(pointers))
 	for i, p := range pointers {
-		v, ok := pointerValue(doc, p)
+		v, ok := JSONPointer(doc, p)
 		if !ok {
 			return Fingerprint(typ, content)
 		}
@@ -54,37 +53,6 @@ func IdentityHash(typ string, content []byte, pointers []string) string {
 		return Fingerprint(typ, content)
 	}
 	return "sha256:" + SHA256Hex(canon)
-}
-
-// pointerValue resolves an RFC 6901 pointer in a decoded document.
-func pointerValue(doc any, p string) (any, bool) {
-	if p == "" {
-		return doc, true
-	}
-	if !strings.HasPrefix(p, "/") {
-		return nil, false
-	}
-	cur := doc
-	for _, tok := range strings.Split(p[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch v := cur.(type) {
-		case map[string]any:
-			next, ok := v[tok]
-			if !ok {
-				return nil, false
-			}
-			cur = next
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(v) || (len(tok) > 1 && tok[0] == '0') {
-				return nil, false
-			}
-			cur = v[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
 }
 
 // Echo is a card's echo guard: a registration whose source is Source and

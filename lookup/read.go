@@ -125,35 +125,7 @@ func decode(b []byte) (any, error) {
 }
 
 // Pointer resolves an RFC 6901 JSON pointer in a decoded document.
-func Pointer(doc any, p string) (any, bool) {
-	if p == "" {
-		return doc, true
-	}
-	if !strings.HasPrefix(p, "/") {
-		return nil, false
-	}
-	cur := doc
-	for _, tok := range strings.Split(p[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch v := cur.(type) {
-		case map[string]any:
-			next, ok := v[tok]
-			if !ok {
-				return nil, false
-			}
-			cur = next
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(v) || (len(tok) > 1 && tok[0] == '0') {
-				return nil, false
-			}
-			cur = v[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
-}
+func Pointer(doc any, p string) (any, bool) { return domain.JSONPointer(doc, p) }
 
 func empty(v any) bool {
 	switch x := v.(type) {
