@@ -64,7 +64,9 @@ func TestDesk_DecisionsWithoutJavaScript(t *testing.T) {
 		chromedp.Click(sel("submit-approve")),
 		chromedp.WaitVisible(sel("approvals-empty")))
 
+	// No decision is chosen for the person: the form starts on none.
 	b.run("a bulk retry", chromedp.Navigate(s.URL+"/desk/incidents"), chromedp.WaitVisible(sel("incidents-table")),
+		chromedp.SetValue(chromedp.CSS(`[data-testid="bulk-incident"] [data-testid="bulk-decision"]`), "retry"),
 		chromedp.SendKeys(chromedp.CSS(`[data-testid="bulk-incident"] [data-testid="bulk-reason"]`), "owner recreated"),
 		chromedp.Click(chromedp.CSS(`[data-testid="bulk-incident"] [data-testid="bulk-preview"]`)),
 		chromedp.WaitVisible(sel("batch-apply")),
