@@ -35,6 +35,10 @@ import (
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/lookup"
 	"github.com/opshandoff/handoff/notify"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Caller makes execute adapters' calls.
@@ -71,6 +75,10 @@ type Call struct {
 	Latency time.Duration
 }
 
+// tracer makes a span per provider call (a no-op unless tracing is
+// configured).
+var tracer = otel.Tracer("github.com/opshandoff/handoff/execute")
+
 // ErrNotBegun is returned by a Begin hook that could not record the begin:
 // the call is abandoned before a byte is sent.
 var ErrNotBegun = errors.New("the begin was not recorded")
@@ -82,7 +90,15 @@ var errCallEnded = errors.New("the call ended before the connection was made")
 // connection is up and before any byte of the request is written; if it
 // fails, nothing is sent and the call reports it with Sent false and no
 // settle to make (Settle.Outcome zero).
-func (c *Caller) Call(ctx context.Context, a domain.ExecuteAdapter, op domain.Operation, begin func() error) Call {
+func (c *Caller) Call(ctx context.Context, a domain.ExecuteAdapter, op domain.Operation, begin func() error) (result Call) {
+	// The span names the operation, never the URL: it may carry content.
+	ctx, span := tracer.Start(ctx, "execute", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("handoff.operation_id", op.ID), attribute.String("handoff.type", op.Type)))
+	defer func() {
+		span.SetAttributes(attribute.Bool("handoff.execute.sent", result.Sent), attribute.Int("http.response.status_code", result.Status),
+			attribute.String("handoff.execute.outcome", result.Settle.Outcome.String()))
+		span.End()
+	}()
 	req, unbuilt := c.build(ctx, a, op)
 	if unbuilt != nil {
 		return Call{Settle: *unbuilt}
