@@ -121,14 +121,7 @@ func (s *Store) Twin(ctx context.Context, namespace, identity, key string) (doma
 	if err != nil {
 		return domain.Operation{}, false, translate(err, "operation")
 	}
-	if len(rows) == 0 {
-		return domain.Operation{}, false, nil
-	}
-	op, err := rows[0].Row.toDomain()
-	if err != nil {
-		return domain.Operation{}, false, domain.Wrap(domain.EInternal, err, "unreadable operation row")
-	}
-	return op, true, nil
+	return firstOperation(rows)
 }
 
 // twinFast is Twin on PostgreSQL through pgx, scanned by hand as loadFast
@@ -168,6 +161,11 @@ func (s *Store) CompletedTwin(ctx context.Context, namespace, identity string, s
 	if err != nil {
 		return domain.Operation{}, false, translate(err, "operation")
 	}
+	return firstOperation(rows)
+}
+
+// firstOperation is the first of rows as an operation, false when none.
+func firstOperation(rows []operationWithClock) (domain.Operation, bool, error) {
 	if len(rows) == 0 {
 		return domain.Operation{}, false, nil
 	}
