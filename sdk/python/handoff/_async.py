@@ -11,13 +11,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import random
 import time
 from typing import Any, Callable, List, Mapping, Optional, Tuple, TypeVar, Union
 
 from ._client import (
     RETRY_FIRST,
-    RETRY_MAX,
     Client,
     Context,
     Json,
@@ -30,6 +28,7 @@ from ._client import (
     _is_coroutine_function,
     _operation_call,
     _operation_signature,
+    _retry_wait,
     _settle_from,
     _unavailable_type,
 )
@@ -150,11 +149,7 @@ class AsyncClient:
             try:
                 return await asyncio.to_thread(self.sync._send, "POST", path, body)  # type: ignore[no-any-return]
             except _unavailable_type() as u:
-                wait = random.uniform(0, backoff) + 0.001
-                backoff = min(2 * backoff, RETRY_MAX)
-                if u.retry_after is not None:
-                    wait = u.retry_after
-                wait = min(wait, RETRY_MAX + 1)
+                wait, backoff = _retry_wait(backoff, u.retry_after)
                 if held.left() <= wait:
                     raise u.cause from None  # the lease ends first: a retry could only be refused
                 await asyncio.sleep(wait)

@@ -147,6 +147,15 @@ def _opentelemetry_context() -> Mapping[str, str]:
     return carrier
 
 
+def _retry_wait(backoff: float, retry_after: Optional[float]) -> Tuple[float, float]:
+    """How long to wait before re-sending a call the server could not take
+    (jittered backoff, or the server's Retry-After), and the next backoff."""
+    wait = random.uniform(0, backoff) + 0.001
+    if retry_after is not None:
+        wait = retry_after
+    return min(wait, RETRY_MAX + 1), min(2 * backoff, RETRY_MAX)
+
+
 class Client:
     """Calls one Handoff server with one workflow token."""
 
@@ -359,11 +368,7 @@ class Client:
             try:
                 return self._send("POST", path, body)  # type: ignore[no-any-return]
             except _Unavailable as u:
-                wait = random.uniform(0, backoff) + 0.001
-                backoff = min(2 * backoff, RETRY_MAX)
-                if u.retry_after is not None:
-                    wait = u.retry_after
-                wait = min(wait, RETRY_MAX + 1)
+                wait, backoff = _retry_wait(backoff, u.retry_after)
                 if held.left() <= wait:
                     raise u.cause from None  # the lease ends first: a retry could only be refused
                 time.sleep(wait)
