@@ -2,43 +2,43 @@ package domain
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"time"
 )
 
-// Ledger is the service whose methods are Handoff's use cases. It loads,
-// decides with the pure transition function and hands the change to the
-// Store; it never talks HTTP or SQL.
-type Ledger struct {
-	Store LedgerStore
+// core is what every use case of the ledger shares: the cards, the clock,
+// how changes are written and who is told of them. Each use case (Workflow,
+// Desk, Outbox, Upkeep, …) embeds it; the ones NewLedger builds share one.
+// It loads, decides with the pure transition function and hands the
+// change to the store; it never talks HTTP or SQL.
+type core struct {
+	store coreStorage
 	Cards Cards
 	IDs   *IDSource
 	// Now is the clock for new operations; transitions of existing ones use
-	// the database's clock as Store.Load reports it.
-	Now               func() time.Time
-	Jitter            func() float64
-	MaxCausationDepth int
-	// Drills reads the stored drill receipts for the Types page; nil when
-	// the wiring tracks none.
-	Drills DrillReader
-	// DrillLog records the receipts drills send (RecordDrill); nil when the
-	// wiring keeps none.
-	DrillLog DrillWriter
-	// Observer, if set, is told of every change the Ledger wrote.
+	// the database's clock as the store's Load reports it.
+	Now    func() time.Time
+	Jitter func() float64
+	// Observer, if set, is told of every change written.
 	Observer ChangeObserver
-	// Looker makes the desk's "Look up now" lookups; nil: not offered.
-	Looker LookupRunner
-	// Events, if set, is told of every event received for the first time
-	// (a redelivery is not counted again).
-	Events EventObserver
-	// Log, if set, gets one line per written change (ledger_log.go).
+	// Log, if set, gets one line per written change (core_log.go).
 	Log *slog.Logger
-	// KeyPII is what a key, event ID or correlation ID holding personal
-	// data gets; the zero value refuses.
-	KeyPII PIIGuard
+}
+
+// coreStorage is what the shared rules read and write: an operation, the
+// lease holder's cached copy, and its timeline (what a person's command
+// missed since the version they saw).
+type coreStorage interface {
+	Load(ctx context.Context, namespace, id string) (Operation, time.Time, error)
+	Apply(ctx context.Context, ch Change) error
+	Leased(id string, token int64) (op Operation, now time.Time, ok bool)
+	Timeline(ctx context.Context, operationID string) ([]AuditEvent, error)
+}
+
+func newCore(s coreStorage, cards Cards) *core {
+	return &core{store: s, Cards: cards, IDs: &IDSource{}, Now: time.Now, Jitter: rand.Float64}
 }
 
 // ChangeObserver is told of each change after it was written: the recovery
@@ -48,7 +48,7 @@ type ChangeObserver interface{ Observe(Change) }
 // EventObserver is told of each incoming event recorded for the first time.
 type EventObserver interface{ ObserveEvent(Event) }
 
-func (l *Ledger) observe(ctx context.Context, ch Change) {
+func (l *core) observe(ctx context.Context, ch Change) {
 	if ch.Unchanged {
 		return
 	}
@@ -56,12 +56,6 @@ func (l *Ledger) observe(ctx context.Context, ch Change) {
 		l.Observer.Observe(ch)
 	}
 	l.logChange(ctx, ch)
-}
-
-// NewLedger wires a ledger with the real clock and randomness.
-func NewLedger(s LedgerStore, cards Cards) *Ledger {
-	return &Ledger{Store: s, Cards: cards, IDs: &IDSource{}, Now: time.Now, Jitter: rand.Float64,
-		MaxCausationDepth: MaxCausationDepth}
 }
 
 // maxConflictRetries bounds how often a use case reloads and decides again
@@ -83,13 +77,13 @@ func WithRequestInfo(ctx context.Context, requestID, clientAddr string) context.
 
 // WithRequestLog is WithRequestInfo for a caller that writes one log line
 // per request: the first change written for ctx is kept in the RequestLog
-// for that line instead of being logged on its own (ledger_log.go).
+// for that line instead of being logged on its own (core_log.go).
 func WithRequestLog(ctx context.Context, requestID, clientAddr string) (context.Context, *RequestLog) {
 	rl := &RequestLog{}
 	return context.WithValue(ctx, requestInfoKey{}, requestInfo{id: requestID, addr: clientAddr, log: rl}), rl
 }
 
-func (l *Ledger) env(ctx context.Context, card Card, actor Actor, now time.Time) Env {
+func (l *core) env(ctx context.Context, card Card, actor Actor, now time.Time) Env {
 	ri, _ := ctx.Value(requestInfoKey{}).(requestInfo)
 	// Microseconds: what PostgreSQL keeps, so hashes over times survive a
 	// round trip through the database.
@@ -123,7 +117,7 @@ func requirePerson(a Actor, min Role) error {
 
 // mutate loads the operation, applies whatever time alone made due, decides
 // cmd and writes the change, deciding again when a concurrent writer won.
-func (l *Ledger) mutate(ctx context.Context, actor Actor, id string, cmd Command) (Change, error) {
+func (l *core) mutate(ctx context.Context, actor Actor, id string, cmd Command) (Change, error) {
 	if err := checkID(id, "operation"); err != nil {
 		return Change{}, err
 	}
@@ -131,7 +125,7 @@ func (l *Ledger) mutate(ctx context.Context, actor Actor, id string, cmd Command
 		return ch, err
 	}
 	for range maxConflictRetries {
-		op, now, err := l.Store.Load(ctx, scope(actor), id)
+		op, now, err := l.store.Load(ctx, scope(actor), id)
 		if err != nil {
 			return Change{}, err
 		}
@@ -153,7 +147,7 @@ func (l *Ledger) mutate(ctx context.Context, actor Actor, id string, cmd Command
 		if err != nil || ch.Unchanged {
 			return ch, staleWithChanges(err, changes)
 		}
-		if err := l.Store.Apply(ctx, ch); ErrorCode(err) == EConflict {
+		if err := l.store.Apply(ctx, ch); ErrorCode(err) == EConflict {
 			continue
 		} else if err != nil {
 			return Change{}, err
@@ -173,7 +167,7 @@ var errConflict = errors.New("conflict")
 // the version moved or the lease dead by the database's clock — is not
 // answered here (ok false) but decided again on a real load, so every
 // refusal and every expiry is judged on what the database holds.
-func (l *Ledger) mutateLeased(ctx context.Context, actor Actor, id string, cmd Command) (Change, bool, error) {
+func (l *core) mutateLeased(ctx context.Context, actor Actor, id string, cmd Command) (Change, bool, error) {
 	var token int64
 	switch c := cmd.(type) {
 	case Begin:
@@ -183,7 +177,7 @@ func (l *Ledger) mutateLeased(ctx context.Context, actor Actor, id string, cmd C
 	default:
 		return Change{}, false, nil
 	}
-	op, now, ok := l.Store.Leased(id, token)
+	op, now, ok := l.store.Leased(id, token)
 	if !ok {
 		return Change{}, false, nil
 	}
@@ -199,7 +193,7 @@ func (l *Ledger) mutateLeased(ctx context.Context, actor Actor, id string, cmd C
 		return Change{}, false, nil
 	}
 	ch.LiveLease = true
-	if err := l.Store.Apply(ctx, ch); ErrorCode(err) == EConflict {
+	if err := l.store.Apply(ctx, ch); ErrorCode(err) == EConflict {
 		return Change{}, false, nil
 	} else if err != nil {
 		return Change{}, false, err
@@ -209,7 +203,7 @@ func (l *Ledger) mutateLeased(ctx context.Context, actor Actor, id string, cmd C
 }
 
 // catchUp applies the system transition that time alone made due, if any.
-func (l *Ledger) catchUp(ctx context.Context, op Operation, card Card, now time.Time) (Operation, error) {
+func (l *core) catchUp(ctx context.Context, op Operation, card Card, now time.Time) (Operation, error) {
 	due := Due(op, card, now)
 	if due == nil {
 		return op, nil
@@ -218,7 +212,7 @@ func (l *Ledger) catchUp(ctx context.Context, op Operation, card Card, now time.
 	if err != nil {
 		return op, err
 	}
-	if err := l.Store.Apply(ctx, ch); ErrorCode(err) == EConflict {
+	if err := l.store.Apply(ctx, ch); ErrorCode(err) == EConflict {
 		return op, errConflict
 	} else if err != nil {
 		return op, err
@@ -227,91 +221,56 @@ func (l *Ledger) catchUp(ctx context.Context, op Operation, card Card, now time.
 	return ch.Op, nil
 }
 
-// Get returns the operation the actor may see.
-func (l *Ledger) Get(ctx context.Context, actor Actor, id string) (Operation, error) {
+// get returns the operation the actor may see.
+func (l *core) get(ctx context.Context, actor Actor, id string) (Operation, error) {
 	if err := checkID(id, "operation"); err != nil {
 		return Operation{}, err
 	}
-	op, _, err := l.Store.Load(ctx, scope(actor), id)
+	op, _, err := l.store.Load(ctx, scope(actor), id)
 	if err == nil {
 		l.hideContent(actor, &op)
 	}
 	return op, err
 }
 
-// List pages through the operations the actor may see.
-func (l *Ledger) List(ctx context.Context, actor Actor, q ListQuery, provider string) ([]Operation, string, error) {
-	if actor.Namespace != "" { // a workflow, or a person bound to one namespace
-		if q.Namespace != "" && q.Namespace != actor.Namespace {
-			return nil, "", nil // another namespace: nothing, never a hint that it exists
-		}
-		q.Namespace = actor.Namespace
+// Sidelines are the timeline events that leave a decision taken before them
+// standing: they change neither the state, the content nor its approval.
+// An assignment still makes another assignment stale, so that two people
+// taking the same item do not both believe it theirs.
+func sideline(ev AuditEvent, cmd Command) bool {
+	switch ev.Action {
+	case "noted", ActionLookupRun:
+		return true
+	case "assigned":
+		_, isAssign := cmd.(Assign)
+		return !isAssign
 	}
-	if err := q.check(provider); err != nil {
-		return nil, "", err
-	}
-	if !l.Cards.narrowToProvider(&q, provider) {
-		return nil, "", nil // no type of that provider matches: nothing, rather than everything
-	}
-	l.Cards.hideContentFromSearch(actor, &q)
-	return l.Store.List(ctx, q)
+	return false
 }
 
-// Attempts lists every attempt of the operation.
-func (l *Ledger) Attempts(ctx context.Context, actor Actor, id string) ([]Attempt, error) {
-	if _, err := l.Get(ctx, actor, id); err != nil {
-		return nil, err
+// sinceSeen looks at what happened since the version a person's command was
+// taken on. When it was only notes and assignments, the command is taken as
+// if the person had seen the current version; otherwise it returns the
+// changes, for the conflict to say who changed what.
+func (l *core) sinceSeen(ctx context.Context, op Operation, cmd Command) (Command, []AuditEvent, error) {
+	sc, ok := cmd.(seenCommand)
+	if !ok || sc.seen() == 0 || sc.seen() >= op.Version {
+		return cmd, nil, nil
 	}
-	as, err := l.Store.Attempts(ctx, id)
-	if err != nil || len(as) == 0 {
-		return as, err
-	}
-	events, err := l.Store.Timeline(ctx, id)
+	events, err := l.store.Timeline(ctx, op.ID)
 	if err != nil {
-		return nil, err
+		return cmd, nil, err
 	}
-	keys := attemptKeys(events)
-	for i := range as {
-		as[i].ProviderKey = keys[as[i].ID]
-	}
-	return as, nil
-}
-
-// attemptKeys are the provider keys the attempts were given, by attempt
-// ID, as each claim's event recorded them: the key is fixed from the claim
-// to the settle (a revision's new key is set only outside a lease).
-func attemptKeys(events []AuditEvent) map[string]string {
-	out := map[string]string{}
-	for _, e := range events {
-		var d struct {
-			AttemptID   string `json:"attempt_id"`
-			ProviderKey string `json:"provider_key"`
+	var since []AuditEvent
+	material := false
+	for _, ev := range events {
+		if ev.Seq > sc.seen() {
+			since = append(since, ev)
+			material = material || !sideline(ev, cmd)
 		}
-		if len(e.Detail) == 0 || json.Unmarshal(e.Detail, &d) != nil || d.AttemptID == "" {
-			continue
-		}
-		out[d.AttemptID] = d.ProviderKey
 	}
-	return out
-}
-
-// Timeline lists the operation's audit events in order.
-func (l *Ledger) Timeline(ctx context.Context, actor Actor, id string) ([]AuditEvent, error) {
-	if _, err := l.Get(ctx, actor, id); err != nil {
-		return nil, err
+	if !material && len(since) > 0 {
+		return sc.seeing(op.Version), nil, nil
 	}
-	return l.Store.Timeline(ctx, id)
-}
-
-// ContentVersions lists every content snapshot of the operation.
-func (l *Ledger) ContentVersions(ctx context.Context, actor Actor, id string) ([]ContentVersion, error) {
-	op, err := l.Get(ctx, actor, id)
-	if err != nil {
-		return nil, err
-	}
-	vs, err := l.Store.ContentVersions(ctx, id)
-	if op.ContentHidden {
-		hideVersions(vs)
-	}
-	return vs, err
+	return cmd, since, nil
 }

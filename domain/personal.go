@@ -160,7 +160,7 @@ func nationalAt(s string, q int) bool {
 
 // identifierRules checks a registration's identifiers against the
 // personal-data guard and the card's key_pattern.
-func (l *Ledger) identifierRules(r Registration, card Card) []FieldError {
+func (l *Workflow) identifierRules(r Registration, card Card) []FieldError {
 	var errs []FieldError
 	if l.KeyPII != PIIOff {
 		for _, f := range []struct{ name, v string }{{"key", r.Key}, {"event_id", r.EventID}, {"correlation_id", r.CorrelationID}} {

@@ -31,7 +31,7 @@ func TestLedger_Lifecycle(t *testing.T) {
 	l := domain.NewLedger(storetest.New(t), testCards())
 	reg := domain.Registration{Key: "evt_1:task", Type: "crm.task.create", Content: json.RawMessage(`{"b":1.0,"a":"x"}`),
 		Claim: &domain.Claim{Worker: "w1"}}
-	res, err := l.Register(ctx, wf, reg)
+	res, err := l.Workflow.Register(ctx, wf, reg)
 	if err != nil || !res.Created || res.Claim == nil {
 		t.Fatalf("register: %+v %v", res, err)
 	}
@@ -39,21 +39,21 @@ func TestLedger_Lifecycle(t *testing.T) {
 	if op.State != domain.Processing || res.Claim.Lease.Token != 1 || string(op.Content) != `{"a":"x","b":1}` {
 		t.Fatalf("registered: %+v", op)
 	}
-	if _, err := l.Begin(ctx, wf, op.ID, domain.Begin{LeaseToken: 1}); err != nil {
+	if _, err := l.Workflow.Begin(ctx, wf, op.ID, domain.Begin{LeaseToken: 1}); err != nil {
 		t.Fatal(err)
 	}
-	done, err := l.Settle(ctx, wf, op.ID, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "crm_1"}})
+	done, err := l.Workflow.Settle(ctx, wf, op.ID, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "crm_1"}})
 	if err != nil || done.State != domain.Completed {
 		t.Fatalf("settle: %+v %v", done, err)
 	}
-	again, err := l.Register(ctx, wf, reg)
+	again, err := l.Workflow.Register(ctx, wf, reg)
 	if err != nil || again.Created || again.Operation.Result == nil || again.Operation.Result.Ref != "crm_1" {
 		t.Fatalf("replay: %+v %v", again, err)
 	}
 	if domain.ErrorCode(again.ClaimRefused) != domain.ENotClaimable || again.ClaimRefused.Reason != domain.RefusedCompleted {
 		t.Fatalf("replay claim: %+v", again.ClaimRefused)
 	}
-	events, err := l.Timeline(ctx, wf, op.ID)
+	events, err := l.Workflow.Timeline(ctx, wf, op.ID)
 	if err != nil || len(events) != 3 || events[0].Action != domain.ActionRegisteredAndClaimed ||
 		events[1].Action != "began" || events[2].Action != "settled" {
 		t.Fatalf("timeline: %d %v", len(events), err)
@@ -63,17 +63,17 @@ func TestLedger_Lifecycle(t *testing.T) {
 			t.Fatalf("event %d breaks the chain: %+v", i, e)
 		}
 	}
-	atts, err := l.Attempts(ctx, wf, op.ID)
+	atts, err := l.Workflow.Attempts(ctx, wf, op.ID)
 	if err != nil || len(atts) != 1 || atts[0].BeganAt == nil || atts[0].SettledAt == nil || atts[0].Outcome != "completed" {
 		t.Fatalf("attempts: %+v %v", atts, err)
 	}
 	reg.Content = json.RawMessage(`{"a":"y"}`)
-	if _, err := l.Register(ctx, wf, reg); domain.ErrorCode(err) != domain.EFingerprint {
+	if _, err := l.Workflow.Register(ctx, wf, reg); domain.ErrorCode(err) != domain.EFingerprint {
 		t.Fatalf("different content: %v", err)
 	}
 	other := wf
 	other.Namespace = "other"
-	if _, err := l.Get(ctx, other, op.ID); domain.ErrorCode(err) != domain.ENotFound {
+	if _, err := l.Workflow.Get(ctx, other, op.ID); domain.ErrorCode(err) != domain.ENotFound {
 		t.Fatalf("other namespace: %v", err)
 	}
 }

@@ -22,7 +22,7 @@ func TestOutboxSummary_readsStoredRows(t *testing.T) {
 	st := storetest.New(t)
 	l := domain.NewLedger(st, notifyCards())
 	op := toDesk(t, l, "k-summary")
-	if _, err := l.Resolve(ctx, dave, op.ID, domain.Resolve{Action: domain.ResolveConfirmExecuted,
+	if _, err := l.Desk.Resolve(ctx, dave, op.ID, domain.Resolve{Action: domain.ResolveConfirmExecuted,
 		Result: &domain.Result{Ref: "r"}, Reason: "seen"}); err != nil {
 		t.Fatal(err)
 	}

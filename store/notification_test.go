@@ -40,16 +40,16 @@ func itemNotices(ns []domain.NotificationRecord) []domain.NotificationRecord {
 func toDesk(t *testing.T, l *domain.Ledger, key string) domain.Operation {
 	t.Helper()
 	ctx := context.Background()
-	res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create", Content: json.RawMessage(`{"a":"` + key + `"}`),
+	res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create", Content: json.RawMessage(`{"a":"` + key + `"}`),
 		Claim: &domain.Claim{Worker: "w"}})
 	if err != nil || res.Claim == nil {
 		t.Fatalf("register: %+v %v", res, err)
 	}
 	tok := res.Claim.Lease.Token
-	if _, err := l.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: tok}); err != nil {
+	if _, err := l.Workflow.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: tok}); err != nil {
 		t.Fatal(err)
 	}
-	op, err := l.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeUnknown,
+	op, err := l.Workflow.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeUnknown,
 		Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Code: "read_timeout"}})
 	if err != nil || op.State != domain.UnknownOutcome {
 		t.Fatalf("settle: %s %v", op.State, err)
@@ -99,7 +99,7 @@ func TestOutboxIsWrittenWithTheTransition(t *testing.T) {
 	if ns, _ := st.Notifications(ctx, op.ID); len(itemNotices(ns)) != 1 {
 		t.Fatalf("a refused change left %d notifications", len(ns))
 	}
-	if list, _ := l.DeskIncidents(ctx, dave); len(list) != 1 || list[0].OpenItems != 1 {
+	if list, _ := l.Incidents.DeskIncidents(ctx, dave); len(list) != 1 || list[0].OpenItems != 1 {
 		t.Fatalf("a refused change moved the incident: %+v", list)
 	}
 	ch.FromVersion++
@@ -121,7 +121,7 @@ func TestEscalationSweep(t *testing.T) {
 	l := domain.NewLedger(st, notifyCards())
 	lone := toDesk(t, l, "lone")
 	taken := toDesk(t, l, "taken")
-	if _, err := l.Assign(ctx, dave, taken.ID, domain.Assign{To: dave.Person(), Reason: "mine"}); err != nil {
+	if _, err := l.Desk.Assign(ctx, dave, taken.ID, domain.Assign{To: dave.Person(), Reason: "mine"}); err != nil {
 		t.Fatal(err)
 	}
 	clock := time.Now().UTC().Add(29 * time.Minute)
@@ -141,7 +141,7 @@ func TestEscalationSweep(t *testing.T) {
 		}
 		return out
 	}
-	if _, err := l.Sweep(ctx, 100); err != nil {
+	if _, err := l.Upkeep.Sweep(ctx, 100); err != nil {
 		t.Fatal(err)
 	}
 	if e := escalated(); len(e) != 0 {
@@ -149,14 +149,14 @@ func TestEscalationSweep(t *testing.T) {
 	}
 	clock = clock.Add(2 * time.Minute)
 	for range 3 {
-		if _, err := l.Sweep(ctx, 100); err != nil {
+		if _, err := l.Upkeep.Sweep(ctx, 100); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if e := escalated(); e[lone.ID] != 1 || e[taken.ID] != 0 {
 		t.Fatalf("escalations %v, want one for %s only", e, lone.ID)
 	}
-	op, _ := l.Get(ctx, dave, lone.ID)
+	op, _ := l.Workflow.Get(ctx, dave, lone.ID)
 	if op.EscalatedAt == nil {
 		t.Fatal("escalation not recorded on the operation")
 	}
