@@ -67,8 +67,9 @@ func PersonalData(s string) string {
 }
 
 // phoneNumber is e164RE || nationalRE, matched by hand: the patterns'
-// nested counted repetitions cost the regexp engine 6–18 µs on a key with
-// a long run of digits, on every registration. Each pattern reads
+// nested counted repetitions are slow in the regexp engine on a key with
+// a long run of digits, on every registration (docs/design/
+// performance-log.md). Each pattern reads
 // deterministically from where it may start (a separator is taken only
 // before a digit), so one pass per candidate start decides it;
 // TestPersonalData_patterns checks this against the patterns.
