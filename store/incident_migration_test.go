@@ -63,3 +63,6 @@ func TestMigration_incidentBackfill(t *testing.T) {
 		t.Fatalf("after deciding a backfilled item: %+v", in)
 	}
 }
+
+var triager = domain.Actor{Kind: domain.ActorPerson, Name: "Ann", Email: "ann@example.com", Subject: "ann", Issuer: "idp",
+	Role: domain.RoleOperator}

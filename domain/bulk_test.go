@@ -1,4 +1,4 @@
-package store_test
+package domain_test
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func TestLedger_Batch(t *testing.T) {
 		}
 	}
 	// Someone cancels item 1 between the preview and the apply.
-	if _, err := l.Desk.Resolve(ctx, person, items[1].ID, domain.Resolve{Action: domain.ResolveCancel, Reason: "withdrawn",
+	if _, err := l.Desk.Resolve(ctx, ada, items[1].ID, domain.Resolve{Action: domain.ResolveCancel, Reason: "withdrawn",
 		ExpectedVersion: items[1].ExpectedVersion}); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestLedger_BatchPreview_readOnce(t *testing.T) {
 	l := domain.NewLedger(storetest.New(t), testCards())
 	a := intoDesk(t, l, "evt_pre:a", false)
 	b := intoDesk(t, l, "evt_pre:b", false)
-	if _, err := l.Desk.Resolve(ctx, person, b.ID, domain.Resolve{Action: domain.ResolveCancel, Reason: "withdrawn",
+	if _, err := l.Desk.Resolve(ctx, ada, b.ID, domain.Resolve{Action: domain.ResolveCancel, Reason: "withdrawn",
 		ExpectedVersion: b.Version}); err != nil {
 		t.Fatal(err)
 	}

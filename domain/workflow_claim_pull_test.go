@@ -1,4 +1,4 @@
-package store_test
+package domain_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package store_test
+package domain_test
 
 import (
 	"context"
@@ -25,14 +25,14 @@ func TestLedger_StaleOnlyOnStateContentOrApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another take on the page loaded before olga's: refused, naming her assignment.
-	_, err := l.Desk.Assign(ctx, person, op.ID, domain.Assign{To: person.Person(), Reason: "took it", ExpectedVersion: seen})
+	_, err := l.Desk.Assign(ctx, ada, op.ID, domain.Assign{To: ada.Person(), Reason: "took it", ExpectedVersion: seen})
 	e := domain.AsError(err)
 	if e.Code != domain.EVersionConflict || len(e.Changes) != 2 || e.Changes[1].Action != "assigned" ||
 		e.Changes[1].Actor.Email != "olga@example.com" {
 		t.Fatalf("second take: %v %+v", err, e.Changes)
 	}
 	// A retry on that same old page: the note and the assignment leave it standing.
-	got, err := l.Desk.Resolve(ctx, person, op.ID, domain.Resolve{Action: domain.ResolveRetry, Reason: "owner fixed", ExpectedVersion: seen})
+	got, err := l.Desk.Resolve(ctx, ada, op.ID, domain.Resolve{Action: domain.ResolveRetry, Reason: "owner fixed", ExpectedVersion: seen})
 	if err != nil || got.State != domain.Received {
 		t.Fatalf("retry after a note and an assignment: %+v %v", got, err)
 	}

@@ -1,4 +1,4 @@
-package store_test
+package domain_test
 
 import (
 	"context"
@@ -9,22 +9,6 @@ import (
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/store/storetest"
 )
-
-func testCards() domain.Cards {
-	base := domain.Card{Name: "crm.task.create", Provider: "acme-crm", ProviderIdempotency: domain.IdempotencyNone,
-		Lookup: domain.LookupManual, Retry: domain.RetryPolicy{MaxAttempts: 3, MaxElapsed: time.Hour, Backoff: time.Second, BackoffMax: time.Minute},
-		Retryable: []domain.ErrorClass{domain.ClassTransient, domain.ClassRateLimited},
-		Terminal:  []domain.ErrorClass{domain.ClassValidation, domain.ClassAuth}, Lease: 30 * time.Second}
-	approval := base
-	approval.Name, approval.RequiresApproval = "coupon.issue", true
-	// A provider that deduplicates by key for five minutes: a doubtful
-	// outcome inside that window is re-sent under the same key.
-	dedup := base
-	dedup.Name, dedup.Provider, dedup.ProviderIdempotency, dedup.ProviderKeyRetention = "mail.send", "mailer", domain.IdempotencyKey, 5*time.Minute
-	return domain.Cards{base.Name: base, approval.Name: approval, dedup.Name: dedup}
-}
-
-var wf = domain.Actor{Kind: domain.ActorWorkflow, Name: "w", Namespace: "campaigns"}
 
 func TestLedger_Lifecycle(t *testing.T) {
 	ctx := context.Background()
@@ -77,3 +61,19 @@ func TestLedger_Lifecycle(t *testing.T) {
 		t.Fatalf("other namespace: %v", err)
 	}
 }
+
+func testCards() domain.Cards {
+	base := domain.Card{Name: "crm.task.create", Provider: "acme-crm", ProviderIdempotency: domain.IdempotencyNone,
+		Lookup: domain.LookupManual, Retry: domain.RetryPolicy{MaxAttempts: 3, MaxElapsed: time.Hour, Backoff: time.Second, BackoffMax: time.Minute},
+		Retryable: []domain.ErrorClass{domain.ClassTransient, domain.ClassRateLimited},
+		Terminal:  []domain.ErrorClass{domain.ClassValidation, domain.ClassAuth}, Lease: 30 * time.Second}
+	approval := base
+	approval.Name, approval.RequiresApproval = "coupon.issue", true
+	// A provider that deduplicates by key for five minutes: a doubtful
+	// outcome inside that window is re-sent under the same key.
+	dedup := base
+	dedup.Name, dedup.Provider, dedup.ProviderIdempotency, dedup.ProviderKeyRetention = "mail.send", "mailer", domain.IdempotencyKey, 5*time.Minute
+	return domain.Cards{base.Name: base, approval.Name: approval, dedup.Name: dedup}
+}
+
+var wf = domain.Actor{Kind: domain.ActorWorkflow, Name: "w", Namespace: "campaigns"}

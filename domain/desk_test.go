@@ -1,4 +1,4 @@
-package store_test
+package domain_test
 
 import (
 	"context"
@@ -10,7 +10,51 @@ import (
 	"github.com/opshandoff/handoff/store/storetest"
 )
 
-var person = domain.Actor{Kind: domain.ActorPerson, Name: "Ada", Email: "ada@example.com", Role: domain.RoleApprover}
+func TestDesk_ItemAndApprovals(t *testing.T) {
+	ctx := context.Background()
+	l := domain.NewLedger(storetest.New(t), testCards())
+	// Two coupons wait for approval before the failure below is revised:
+	// the revision is the newest thing to approve, so it comes first.
+	for i := range 2 {
+		if _, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("evt_c:%d", i), Type: "coupon.issue",
+			Content: json.RawMessage(fmt.Sprintf(`{"c":%d}`, i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := intoDesk(t, l, "evt_desk:a", true)
+	b := intoDesk(t, l, "evt_desk:b", false)
+	it, err := l.Desk.DeskItem(ctx, ada, a.ID)
+	if err != nil || it.Op.ID != a.ID || len(it.Attempts) != 1 || len(it.Timeline) < 3 || len(it.Versions) != 1 ||
+		it.Card.Provider != "acme-crm" || it.Now.IsZero() {
+		t.Fatalf("item: %+v %v", it, err)
+	}
+	if len(it.Related) != 1 || it.Related[0].ID != b.ID {
+		t.Fatalf("related: %+v", it.Related)
+	}
+	other := ada
+	other.Email = "bob@example.com"
+	if _, err := l.Desk.Revise(ctx, other, b.ID, domain.Revise{Content: json.RawMessage(`{"a":2}`), Reason: "fix owner",
+		ExpectedVersion: b.Version}); err != nil {
+		t.Fatal(err)
+	}
+	pend, next, err := l.Desk.PendingApprovals(ctx, ada, 2, "")
+	if err != nil || len(pend) != 2 || next == "" {
+		t.Fatalf("approvals page 1: %+v %q %v", pend, next, err)
+	}
+	if p := pend[0]; p.Op.ID != b.ID || p.Current.Version != 2 || p.Previous == nil || p.Previous.Version != 1 ||
+		p.Current.CreatedBy != "bob@example.com" {
+		t.Fatalf("revised item: %+v", p)
+	}
+	if pend[1].Previous != nil || pend[1].Current.Version != 1 || pend[1].Op.Key != "evt_c:1" {
+		t.Fatalf("unrevised item: %+v", pend[1])
+	}
+	rest, next, err := l.Desk.PendingApprovals(ctx, ada, 2, next)
+	if err != nil || len(rest) != 1 || next != "" || rest[0].Op.Key != "evt_c:0" {
+		t.Fatalf("approvals page 2: %+v %q %v", rest, next, err)
+	}
+}
+
+var ada = domain.Actor{Kind: domain.ActorPerson, Name: "Ada", Email: "ada@example.com", Role: domain.RoleApprover}
 
 // intoDesk registers an operation and settles its first attempt: unknown
 // after begin, or a terminal validation error before it.
@@ -38,46 +82,7 @@ func intoDesk(t *testing.T, l *domain.Ledger, key string, unknown bool) domain.O
 	return op
 }
 
-func TestDesk_ItemAndApprovals(t *testing.T) {
-	ctx := context.Background()
-	l := domain.NewLedger(storetest.New(t), testCards())
-	// Two coupons wait for approval before the failure below is revised:
-	// the revision is the newest thing to approve, so it comes first.
-	for i := range 2 {
-		if _, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("evt_c:%d", i), Type: "coupon.issue",
-			Content: json.RawMessage(fmt.Sprintf(`{"c":%d}`, i))}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	a := intoDesk(t, l, "evt_desk:a", true)
-	b := intoDesk(t, l, "evt_desk:b", false)
-	it, err := l.Desk.DeskItem(ctx, person, a.ID)
-	if err != nil || it.Op.ID != a.ID || len(it.Attempts) != 1 || len(it.Timeline) < 3 || len(it.Versions) != 1 ||
-		it.Card.Provider != "acme-crm" || it.Now.IsZero() {
-		t.Fatalf("item: %+v %v", it, err)
-	}
-	if len(it.Related) != 1 || it.Related[0].ID != b.ID {
-		t.Fatalf("related: %+v", it.Related)
-	}
-	other := person
-	other.Email = "bob@example.com"
-	if _, err := l.Desk.Revise(ctx, other, b.ID, domain.Revise{Content: json.RawMessage(`{"a":2}`), Reason: "fix owner",
-		ExpectedVersion: b.Version}); err != nil {
-		t.Fatal(err)
-	}
-	pend, next, err := l.Desk.PendingApprovals(ctx, person, 2, "")
-	if err != nil || len(pend) != 2 || next == "" {
-		t.Fatalf("approvals page 1: %+v %q %v", pend, next, err)
-	}
-	if p := pend[0]; p.Op.ID != b.ID || p.Current.Version != 2 || p.Previous == nil || p.Previous.Version != 1 ||
-		p.Current.CreatedBy != "bob@example.com" {
-		t.Fatalf("revised item: %+v", p)
-	}
-	if pend[1].Previous != nil || pend[1].Current.Version != 1 || pend[1].Op.Key != "evt_c:1" {
-		t.Fatalf("unrevised item: %+v", pend[1])
-	}
-	rest, next, err := l.Desk.PendingApprovals(ctx, person, 2, next)
-	if err != nil || len(rest) != 1 || next != "" || rest[0].Op.Key != "evt_c:0" {
-		t.Fatalf("approvals page 2: %+v %q %v", rest, next, err)
-	}
-}
+var (
+	operator = domain.Actor{Kind: domain.ActorPerson, Name: "olga", Email: "olga@example.com", Role: domain.RoleOperator}
+	approver = domain.Actor{Kind: domain.ActorPerson, Name: "ari", Email: "ari@example.com", Role: domain.RoleApprover}
+)
