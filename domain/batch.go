@@ -169,7 +169,8 @@ type Bulk struct {
 	store BulkStorage
 }
 
-// BulkStorage is what Bulk reads and writes.
+// BulkStorage is the store methods Bulk calls; their contracts are Store's
+// and the capabilities'. The store package implements it.
 type BulkStorage interface {
 	coreStorage
 	BatchKeeper

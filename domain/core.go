@@ -37,6 +37,9 @@ type coreStorage interface {
 	Timeline(ctx context.Context, operationID string) ([]AuditEvent, error)
 }
 
+// newCore is a core over s with the real clock and randomness. A part that
+// writes nothing through the shared rules (Incidents, Views, Drills, the
+// Outbox) is built alone with a nil s.
 func newCore(s coreStorage, cards Cards) *core {
 	return &core{store: s, Cards: cards, IDs: &IDSource{}, Now: time.Now, Jitter: rand.Float64}
 }

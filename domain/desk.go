@@ -21,7 +21,8 @@ type Desk struct {
 	Looker LookupRunner
 }
 
-// DeskStorage is what the Desk reads and writes.
+// DeskStorage is the store methods the Desk calls; their contracts are
+// Store's and the capabilities'. The store package implements it.
 type DeskStorage interface {
 	coreStorage
 	DeskStore

@@ -150,7 +150,8 @@ type Incidents struct {
 	store IncidentsStorage
 }
 
-// IncidentsStorage is what Incidents reads and writes.
+// IncidentsStorage is the store methods Incidents calls. The store package
+// implements it.
 type IncidentsStorage interface {
 	IncidentStore
 	personReader

@@ -13,7 +13,8 @@ type Outbox struct {
 	store OutboxStorage
 }
 
-// OutboxStorage is what the Outbox reads and writes.
+// OutboxStorage is the store methods the Outbox calls; their contracts are
+// Store's and OutboxStore's. The store package implements it.
 type OutboxStorage interface {
 	Apply(ctx context.Context, ch Change) error
 	EscalationDue(ctx context.Context, after map[string]time.Duration, limit int) ([]Operation, time.Time, error)

@@ -74,7 +74,8 @@ type Views struct {
 	store ViewsStorage
 }
 
-// ViewsStorage is what Views reads and writes.
+// ViewsStorage is the store methods Views calls. The store package
+// implements it.
 type ViewsStorage interface {
 	SavedViewStore
 }

@@ -14,7 +14,8 @@ type Upkeep struct {
 	outbox *Outbox // the sweeper escalates what waited too long
 }
 
-// UpkeepStorage is what Upkeep reads and writes.
+// UpkeepStorage is the store methods Upkeep calls; their contracts are
+// Store's and ContentStore's. The store package implements it.
 type UpkeepStorage interface {
 	coreStorage
 	ContentStore

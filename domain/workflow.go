@@ -22,7 +22,8 @@ type Workflow struct {
 	Events EventObserver
 }
 
-// WorkflowStorage is what the Workflow reads and writes.
+// WorkflowStorage is the store methods the Workflow calls; their contracts
+// are Store's. The store package implements it.
 type WorkflowStorage interface {
 	coreStorage
 	Create(ctx context.Context, ch Change) (op Operation, created bool, err error)
