@@ -33,7 +33,7 @@ type attemptList struct {
 }
 
 func (s *server) attempts(c *gin.Context) {
-	as, err := s.ledger.Attempts(c.Request.Context(), actorOf(c), c.Param("id"))
+	as, err := s.ledger.Workflow.Attempts(c.Request.Context(), actorOf(c), c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return

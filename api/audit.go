@@ -52,7 +52,7 @@ type timeline struct {
 }
 
 func (s *server) timeline(c *gin.Context) {
-	evs, err := s.ledger.Timeline(c.Request.Context(), actorOf(c), c.Param("id"))
+	evs, err := s.ledger.Workflow.Timeline(c.Request.Context(), actorOf(c), c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return

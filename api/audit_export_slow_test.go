@@ -42,7 +42,7 @@ func TestContract_AuditExportCutsOffAStalledReader(t *testing.T) {
 	ledger := domain.NewLedger(st, contractCards())
 	wf := domain.Actor{Kind: domain.ActorWorkflow, Name: "n8n", Namespace: "campaigns"}
 	for i := range 1000 {
-		if _, err := ledger.Register(context.Background(), wf, domain.Registration{Key: fmt.Sprintf("evt_%d:task", i),
+		if _, err := ledger.Workflow.Register(context.Background(), wf, domain.Registration{Key: fmt.Sprintf("evt_%d:task", i),
 			Type: "crm.task.create", Content: json.RawMessage(`{"title":"` + strings.Repeat("x", 200) + `"}`)}); err != nil {
 			t.Fatal(err)
 		}

@@ -104,12 +104,12 @@ func (s *server) batch(c *gin.Context) {
 	}
 	if b.Kind == domain.BatchAssign {
 		var err error
-		if b.Batch.Assignee, err = s.ledger.Assignee(c.Request.Context(), actorOf(c), b.Assignee); err != nil {
+		if b.Batch.Assignee, err = s.ledger.Desk.Assignee(c.Request.Context(), actorOf(c), b.Assignee); err != nil {
 			s.fail(c, renamed(err, "assignee", "decision.assignee"))
 			return
 		}
 	}
-	res, err := s.ledger.Batch(c.Request.Context(), actorOf(c), b.Batch)
+	res, err := s.ledger.Bulk.Batch(c.Request.Context(), actorOf(c), b.Batch)
 	if err != nil {
 		s.fail(c, err)
 		return

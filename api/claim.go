@@ -102,7 +102,7 @@ func (s *server) claim(c *gin.Context) {
 	if !ok {
 		return
 	}
-	res, err := s.ledger.Claim(c.Request.Context(), actorOf(c), c.Param("id"), cl)
+	res, err := s.ledger.Workflow.Claim(c.Request.Context(), actorOf(c), c.Param("id"), cl)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -115,7 +115,7 @@ func (s *server) claimNext(c *gin.Context) {
 	if !ok {
 		return
 	}
-	res, err := s.ledger.ClaimNext(c.Request.Context(), actorOf(c), p)
+	res, err := s.ledger.Workflow.ClaimNext(c.Request.Context(), actorOf(c), p)
 	if err != nil {
 		s.fail(c, err)
 		return

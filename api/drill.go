@@ -55,7 +55,7 @@ func (s *server) recordDrill(c *gin.Context) {
 	}
 	rec := domain.DrillRecord{ID: f.ID, Type: f.Type, CardVersion: f.Card.Version, CardSHA256: f.Card.SHA256,
 		Verdict: f.Verdict, RanBy: f.RanBy, RanAt: f.FinishedAt}
-	e, err := s.ledger.RecordDrill(c.Request.Context(), actorOf(c), rec, []byte(req.Receipt))
+	e, err := s.ledger.Drills.RecordDrill(c.Request.Context(), actorOf(c), rec, []byte(req.Receipt))
 	if err != nil {
 		s.fail(c, err)
 		return

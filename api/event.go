@@ -56,7 +56,7 @@ func (s *server) registerEvent(c *gin.Context) {
 	if !ok {
 		return
 	}
-	res, err := s.ledger.RegisterEvent(c.Request.Context(), actorOf(c), ev)
+	res, err := s.ledger.Workflow.RegisterEvent(c.Request.Context(), actorOf(c), ev)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -70,7 +70,7 @@ func (s *server) registerEvent(c *gin.Context) {
 }
 
 func (s *server) getEvent(c *gin.Context) {
-	res, err := s.ledger.GetEvent(c.Request.Context(), actorOf(c), c.Param("event_id"))
+	res, err := s.ledger.Workflow.GetEvent(c.Request.Context(), actorOf(c), c.Param("event_id"))
 	if err != nil {
 		s.fail(c, err)
 		return

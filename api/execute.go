@@ -100,7 +100,7 @@ func (s *server) answerExecution(c *gin.Context, card domain.Card, actor domain.
 		t.Stop()
 	}
 	op := run.Operation
-	if latest, err := s.ledger.Get(c.Request.Context(), actor, op.ID); err == nil {
+	if latest, err := s.ledger.Workflow.Get(c.Request.Context(), actor, op.ID); err == nil {
 		op = latest
 	}
 	self := "/v1/operations/" + op.ID

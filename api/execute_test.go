@@ -50,7 +50,7 @@ func newExecuteRig(t *testing.T) *executeRig {
 	noAdapter := card
 	noAdapter.Name, noAdapter.ExecuteAdapter, noAdapter.ExecuteEndpoint = "plain", nil, nil
 	ledger := domain.NewLedger(storetest.New(t), domain.Cards{card.Name: card, signed.Name: signed, noAdapter.Name: noAdapter})
-	x := &execute.Executor{Ledger: ledger, Caller: execute.NewCaller(true, nil), Worker: "replica-1"}
+	x := &execute.Executor{Workflow: ledger.Workflow, Caller: execute.NewCaller(true, nil), Worker: "replica-1"}
 	t.Cleanup(x.Wait)
 	e, err := api.New(api.Config{Ledger: ledger, Executor: x, Logger: slog.New(slog.DiscardHandler),
 		Auth:   people{"wf": {Kind: domain.ActorWorkflow, Name: "wf", Namespace: "ns"}},

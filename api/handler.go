@@ -70,20 +70,26 @@ func (s *server) renderOperation(c *gin.Context, op domain.Operation, err error)
 	s.render(c, http.StatusOK, toOperation(op, false))
 }
 
-// opCall is a Ledger use case on one operation, as a method expression such
-// as (*domain.Ledger).Settle.
-type opCall[T any] func(*domain.Ledger, context.Context, domain.Actor, string, T) (domain.Operation, error)
+// opCall is a use case on one operation of a part U of the ledger, as a
+// method expression such as (*domain.Workflow).Settle.
+type opCall[U, T any] func(U, context.Context, domain.Actor, string, T) (domain.Operation, error)
+
+// The parts of the ledger an operation's action calls: the worker
+// protocol's, or a person's at the desk.
+func workflow(l *domain.Ledger) *domain.Workflow { return l.Workflow }
+func desk(l *domain.Ledger) *domain.Desk         { return l.Desk }
 
 // opAction builds the handler of a POST /v1/operations/{id}/<action>: parse
-// the body, call the one use case, render the operation. Those handlers
-// differ only in their parser and use case, so they are written once.
-func opAction[T any](parse func([]byte) (T, error), call opCall[T]) func(*server, *gin.Context) {
+// the body, call the one use case of the part, render the operation. Those
+// handlers differ only in their parser and use case, so they are written
+// once.
+func opAction[U, T any](parse func([]byte) (T, error), part func(*domain.Ledger) U, call opCall[U, T]) func(*server, *gin.Context) {
 	return func(s *server, c *gin.Context) {
 		cmd, ok := bind(s, c, parse)
 		if !ok {
 			return
 		}
-		op, err := call(s.ledger, c.Request.Context(), actorOf(c), c.Param("id"), cmd)
+		op, err := call(part(s.ledger), c.Request.Context(), actorOf(c), c.Param("id"), cmd)
 		s.renderOperation(c, op, err)
 	}
 }

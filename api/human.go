@@ -101,7 +101,7 @@ func assigneeText(errs *fieldErrs, field string, raw json.RawMessage) string {
 // assignTo resolves the identity the request names to the one person who
 // signed in with it and can decide — unknown, not a decider, or shared by
 // people at two identity providers is a 400 on assignee — and assigns.
-func assignTo(l *domain.Ledger, ctx context.Context, actor domain.Actor, id string, a assignBody) (domain.Operation, error) {
+func assignTo(l *domain.Desk, ctx context.Context, actor domain.Actor, id string, a assignBody) (domain.Operation, error) {
 	var err error
 	if a.To, err = l.Assignee(ctx, actor, a.Assignee); err != nil {
 		return domain.Operation{}, err

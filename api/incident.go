@@ -49,7 +49,7 @@ func toIncident(in domain.Incident) incidentJSON {
 }
 
 func (s *server) listIncidents(c *gin.Context) {
-	list, err := s.ledger.DeskIncidents(c.Request.Context(), actorOf(c))
+	list, err := s.ledger.Incidents.DeskIncidents(c.Request.Context(), actorOf(c))
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -48,18 +48,18 @@ func TestLookupMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.Observer, l.Events = rec, rec
+	l.Observer, l.Workflow.Events = rec, rec
 	h, err := api.New(api.Config{Ledger: l, Auth: auth.Chain{}, Registry: reg, Ready: st.Ping})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wf := domain.Actor{Kind: domain.ActorWorkflow, Name: "w", Namespace: "ns"}
 	timedOut := func(key, typ string, executed string) domain.Operation {
-		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(`{"a":1}`), Claim: &domain.Claim{Worker: "w"}})
+		res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(`{"a":1}`), Claim: &domain.Claim{Worker: "w"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := l.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token}); err != nil {
+		if _, err := l.Workflow.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token}); err != nil {
 			t.Fatal(err)
 		}
 		if executed != "" {
@@ -70,7 +70,7 @@ func TestLookupMetrics(t *testing.T) {
 			}
 			resp.Body.Close()
 		}
-		op, err := l.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: res.Claim.Lease.Token, Outcome: domain.OutcomeUnknown,
+		op, err := l.Workflow.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: res.Claim.Lease.Token, Outcome: domain.OutcomeUnknown,
 			Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Code: "timeout"}})
 		if err != nil {
 			t.Fatal(err)
@@ -80,13 +80,13 @@ func TestLookupMetrics(t *testing.T) {
 	timedOut("found", "crm.list", `{"a":1}`)
 	timedOut("absent", "crm.get", "")
 	conflict := timedOut("conflict", "crm.list", `{"a":2}`)
-	lk := &reconcile.Lookuper{Ledger: l, Store: st, Looker: lookup.New(true, nil), Types: l.Cards.LookupTypes(), Observe: rec.ObserveLookup,
+	lk := &reconcile.Lookuper{Ledger: l.Upkeep, Store: st, Looker: lookup.New(true, nil), Types: l.Cards.LookupTypes(), Observe: rec.ObserveLookup,
 		Now: func() time.Time { return time.Now().Add(time.Hour) }} // after the calls' deadline: a not-found counts
 	if n, err := lk.Pass(ctx); err != nil || n != 3 {
 		t.Fatalf("pass: %d %v", n, err)
 	}
 	alice := person("alice@example.com", domain.RoleOperator)
-	if _, err := l.Resolve(ctx, alice, conflict.ID, domain.Resolve{Action: domain.ResolveConfirmExecuted,
+	if _, err := l.Desk.Resolve(ctx, alice, conflict.ID, domain.Resolve{Action: domain.ResolveConfirmExecuted,
 		Result: &domain.Result{Ref: "sbx_2"}, Reason: "the record is ours after all"}); err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func TestRecoveryMetrics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l.Observer, l.Events = rec, rec
+		l.Observer, l.Workflow.Events = rec, rec
 		e, err := api.New(api.Config{Ledger: l, Auth: auth.Chain{}, Registry: reg, Ready: st.Ping})
 		if err != nil {
 			t.Fatal(err)
@@ -97,7 +97,7 @@ func TestRecoveryMetrics(t *testing.T) {
 	wf := domain.Actor{Kind: domain.ActorWorkflow, Name: "w", Namespace: "campaigns"}
 	alice := person("alice@example.com", domain.RoleOperator)
 	claimed := func(key, typ string) (domain.Operation, int64) {
-		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(`{"a":"` + key + `"}`),
+		res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(`{"a":"` + key + `"}`),
 			Claim: &domain.Claim{Worker: "w"}})
 		if err != nil {
 			t.Fatal(err)
@@ -105,14 +105,14 @@ func TestRecoveryMetrics(t *testing.T) {
 		if res.Claim == nil {
 			return res.Operation, 0
 		}
-		if _, err := l.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token}); err != nil {
+		if _, err := l.Workflow.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token}); err != nil {
 			t.Fatal(err)
 		}
 		return res.Operation, res.Claim.Lease.Token
 	}
 	unknown := func(key string) domain.Operation {
 		op, tok := claimed(key, "crm.task.create")
-		op, err := l.Settle(ctx, wf, op.ID, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeUnknown,
+		op, err := l.Workflow.Settle(ctx, wf, op.ID, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeUnknown,
 			Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Code: "read_timeout", Message: "no answer"}})
 		if err != nil || op.State != domain.UnknownOutcome {
 			t.Fatalf("settle unknown: %s %v", op.State, err)
@@ -122,7 +122,7 @@ func TestRecoveryMetrics(t *testing.T) {
 
 	// A: completed by its worker.
 	a, tok := claimed("a", "crm.task.create")
-	if _, err := l.Settle(ctx, wf, a.ID, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "r-a"}}); err != nil {
+	if _, err := l.Workflow.Settle(ctx, wf, a.ID, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "r-a"}}); err != nil {
 		t.Fatal(err)
 	}
 	// B: lost after begin; alice takes it 10 minutes later and confirms
@@ -131,13 +131,13 @@ func TestRecoveryMetrics(t *testing.T) {
 	b := unknown("b")
 	reason := b.LastError.Code
 	clock = clock.Add(10 * time.Minute)
-	b, err := l.Assign(ctx, alice, b.ID, domain.Assign{To: alice.Person(), Reason: "mine"})
+	b, err := l.Desk.Assign(ctx, alice, b.ID, domain.Assign{To: alice.Person(), Reason: "mine"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	clock = clock.Add(25 * time.Minute)
 	entered, assigned := *b.DeskEnteredAt, *b.AssignedAt
-	b, err = l.Resolve(ctx, alice, b.ID, domain.Resolve{Action: domain.ResolveConfirmExecuted, Result: &domain.Result{Ref: "r-b"}, Reason: "found it"})
+	b, err = l.Desk.Resolve(ctx, alice, b.ID, domain.Resolve{Action: domain.ResolveConfirmExecuted, Result: &domain.Result{Ref: "r-b"}, Reason: "found it"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,13 +147,13 @@ func TestRecoveryMetrics(t *testing.T) {
 	e := unknown("e")
 	clock = clock.Add(5 * time.Minute)
 	eEntered := *e.DeskEnteredAt
-	e, err = l.Resolve(ctx, alice, e.ID, domain.Resolve{Action: domain.ResolveConfirmExecuted, Result: &domain.Result{Ref: "r-e"}, Reason: "found it"})
+	e, err = l.Desk.Resolve(ctx, alice, e.ID, domain.Resolve{Action: domain.ResolveConfirmExecuted, Result: &domain.Result{Ref: "r-e"}, Reason: "found it"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// An event with one action, delivered twice: one event, one operation.
 	for range 2 {
-		if _, err := l.RegisterEvent(ctx, wf, domain.EventRegistration{EventID: "evt_9", Actions: []domain.EventAction{
+		if _, err := l.Workflow.RegisterEvent(ctx, wf, domain.EventRegistration{EventID: "evt_9", Actions: []domain.EventAction{
 			{Action: "task", Type: "crm.task.create", Content: json.RawMessage(`{"a":"evt_9"}`)}}}); err != nil {
 			t.Fatal(err)
 		}

@@ -159,7 +159,7 @@ type operationList struct {
 }
 
 func (s *server) getOperation(c *gin.Context) {
-	op, err := s.ledger.Get(c.Request.Context(), actorOf(c), c.Param("id"))
+	op, err := s.ledger.Workflow.Get(c.Request.Context(), actorOf(c), c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -173,7 +173,7 @@ func (s *server) listOperations(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	ops, next, err := s.ledger.List(c.Request.Context(), actorOf(c), q.ListQuery, q.provider)
+	ops, next, err := s.ledger.Workflow.List(c.Request.Context(), actorOf(c), q.ListQuery, q.provider)
 	if err != nil {
 		s.fail(c, err)
 		return

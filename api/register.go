@@ -81,7 +81,7 @@ func (s *server) register(c *gin.Context) {
 	if !ok {
 		return
 	}
-	res, err := s.ledger.Register(c.Request.Context(), actorOf(c), reg)
+	res, err := s.ledger.Workflow.Register(c.Request.Context(), actorOf(c), reg)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -20,7 +20,7 @@ func TestContract_ContentPurged(t *testing.T) {
 
 	later := domain.NewLedger(x.store, contractCards())
 	later.Now = func() time.Time { return time.Now().Add(48 * time.Hour) }
-	if n, err := later.PurgeContent(context.Background(), 24*time.Hour, 10); err != nil || n != 1 {
+	if n, err := later.Upkeep.PurgeContent(context.Background(), 24*time.Hour, 10); err != nil || n != 1 {
 		t.Fatalf("purged %d: %v", n, err)
 	}
 

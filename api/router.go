@@ -87,7 +87,7 @@ func New(cfg Config) (*gin.Engine, error) {
 			if err != nil {
 				return nil, fmt.Errorf("recovery metrics: %w", err)
 			}
-			cfg.Ledger.Observer, cfg.Ledger.Events = r, r
+			cfg.Ledger.Observer, cfg.Ledger.Workflow.Events = r, r
 		}
 	}
 	m, err := newMetrics(reg)

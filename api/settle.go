@@ -82,7 +82,7 @@ func (s *server) settle(c *gin.Context) {
 	if !ok {
 		return
 	}
-	op, replayed, err := s.ledger.SettleOnce(c.Request.Context(), actorOf(c), c.Param("id"), cmd)
+	op, replayed, err := s.ledger.Workflow.SettleOnce(c.Request.Context(), actorOf(c), c.Param("id"), cmd)
 	if replayed {
 		c.Header("Idempotent-Replayed", "true")
 	}

@@ -95,7 +95,7 @@ func TestExecuteDoc_blocksRun(t *testing.T) {
 	card.ExecuteAdapter = &a
 	all["charge.create"] = card
 	ledger := domain.NewLedger(storetest.New(t), all)
-	x := &execute.Executor{Ledger: ledger, Worker: "docs", Caller: execute.NewCaller(true, func(k string) string {
+	x := &execute.Executor{Workflow: ledger.Workflow, Worker: "docs", Caller: execute.NewCaller(true, func(k string) string {
 		if k == "PROVIDER_TOKEN" {
 			return "sk_docs"
 		}

@@ -15,7 +15,8 @@ import (
 // written directly: its members are fixed and ASCII, so their RFC 8785
 // order is known in advance, and only Detail is parsed. This is byte for
 // byte what canonicalizing json.Marshal of the event's members gives
-// (audit_canonical_test.go checks it), about twenty times faster.
+// (audit_canonical_test.go checks it), and much faster (docs/design/
+// performance-log.md).
 
 // canonicalJSON is CanonicalJSON that reports a Detail which is not a JSON
 // value, or not canonicalizable, instead of panicking.

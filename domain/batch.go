@@ -162,8 +162,29 @@ func (b Batch) command(it BatchItem) Command {
 	return Resolve{Action: b.Action, Then: b.Then, Reason: b.Reason, ExpectedVersion: it.ExpectedVersion}
 }
 
+// Bulk holds the desk's decisions on many items at once (a Batch) and the
+// records of the batches applied.
+type Bulk struct {
+	*core
+	store BulkStorage
+}
+
+// BulkStorage is the store methods Bulk calls; their contracts are Store's
+// and the capabilities'. The store package implements it.
+type BulkStorage interface {
+	coreStorage
+	BatchKeeper
+	personReader
+	LoadMany(ctx context.Context, ids []string) ([]Operation, time.Time, error)
+}
+
+// NewBulk builds the bulk decisions on s with the real clock.
+func NewBulk(s BulkStorage, cards Cards) *Bulk { return newBulk(newCore(s, cards), s) }
+
+func newBulk(c *core, s BulkStorage) *Bulk { return &Bulk{core: c, store: s} }
+
 // Batch previews or applies one decision to many items.
-func (l *Ledger) Batch(ctx context.Context, actor Actor, b Batch) (BatchResult, error) {
+func (l *Bulk) Batch(ctx context.Context, actor Actor, b Batch) (BatchResult, error) {
 	if err := requirePerson(actor, RoleOperator); err != nil {
 		return BatchResult{}, err
 	}
@@ -172,7 +193,7 @@ func (l *Ledger) Batch(ctx context.Context, actor Actor, b Batch) (BatchResult, 
 	}
 	if b.Kind == BatchAssign { // one person for every item: checked once
 		var err error
-		if b.Assignee, err = l.assignee(ctx, actor, b.Assignee); err != nil {
+		if b.Assignee, err = assignee(ctx, l.store, actor, b.Assignee); err != nil {
 			return BatchResult{}, err
 		}
 	}
@@ -236,12 +257,12 @@ type loaded struct {
 
 // loadItems reads every item of a batch in one go: a preview of a thousand
 // items would otherwise wait on a thousand reads one after the other.
-func (l *Ledger) loadItems(ctx context.Context, items []BatchItem) (loaded, error) {
+func (l *Bulk) loadItems(ctx context.Context, items []BatchItem) (loaded, error) {
 	ids := make([]string, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
 	}
-	ops, now, err := l.Store.LoadMany(ctx, ids)
+	ops, now, err := l.store.LoadMany(ctx, ids)
 	if err != nil {
 		return loaded{}, err
 	}
@@ -253,7 +274,7 @@ func (l *Ledger) loadItems(ctx context.Context, items []BatchItem) (loaded, erro
 }
 
 // previewItem decides the item, as loaded, without writing anything.
-func (l *Ledger) previewItem(ctx context.Context, actor Actor, it BatchItem, b Batch, seen loaded) (BatchItemResult, error) {
+func (l *Bulk) previewItem(ctx context.Context, actor Actor, it BatchItem, b Batch, seen loaded) (BatchItemResult, error) {
 	r, cmd := BatchItemResult{ID: it.ID}, b.command(it)
 	op, ok := seen.ops[it.ID]
 	if !ok || actor.Namespace != "" && op.Namespace != actor.Namespace {
@@ -281,7 +302,7 @@ func (l *Ledger) previewItem(ctx context.Context, actor Actor, it BatchItem, b B
 }
 
 // applyItem records the decision on the item, as the person would one by one.
-func (l *Ledger) applyItem(ctx context.Context, actor Actor, it BatchItem, b Batch) (BatchItemResult, error) {
+func (l *Bulk) applyItem(ctx context.Context, actor Actor, it BatchItem, b Batch) (BatchItemResult, error) {
 	r := BatchItemResult{ID: it.ID}
 	if b.retries() && !b.RiskConfirmed {
 		if risk, err := l.retryRisk(ctx, it.ID); err != nil || risk != "" {
@@ -317,8 +338,8 @@ func staleWithChanges(err error, changes []AuditEvent) error {
 }
 
 // retryRisk is Card.RetryRisk for the operation as it is now.
-func (l *Ledger) retryRisk(ctx context.Context, id string) (string, error) {
-	op, _, err := l.Store.Load(ctx, "", id)
+func (l *Bulk) retryRisk(ctx context.Context, id string) (string, error) {
+	op, _, err := l.store.Load(ctx, "", id)
 	if err != nil {
 		return "", err
 	}

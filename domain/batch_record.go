@@ -26,19 +26,19 @@ type BatchKeeper interface {
 
 // keepBatch stores an applied batch's record. A failure to keep it is
 // returned on the result, not as the batch's error: its decisions stand.
-func (l *Ledger) keepBatch(ctx context.Context, actor Actor, b Batch, res *BatchResult) {
-	res.KeepError = l.Store.KeepBatch(ctx, BatchRecord{Batch: b, By: actor, At: l.Now().UTC(), Result: *res})
+func (l *Bulk) keepBatch(ctx context.Context, actor Actor, b Batch, res *BatchResult) {
+	res.KeepError = l.store.KeepBatch(ctx, BatchRecord{Batch: b, By: actor, At: l.Now().UTC(), Result: *res})
 	res.Kept = res.KeepError == nil
 }
 
 // KeptBatch returns an applied batch's record to anyone who may read the
 // desk: like the items' timelines, it names keys, states and people.
-func (l *Ledger) KeptBatch(ctx context.Context, actor Actor, id string) (BatchRecord, error) {
+func (l *Bulk) KeptBatch(ctx context.Context, actor Actor, id string) (BatchRecord, error) {
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return BatchRecord{}, err
 	}
 	if err := checkID(id, "batch"); err != nil {
 		return BatchRecord{}, err
 	}
-	return l.Store.KeptBatch(ctx, id)
+	return l.store.KeptBatch(ctx, id)
 }

@@ -69,7 +69,7 @@ func (c Card) SummaryOf(op Operation, actor Actor) []SummaryField {
 // Summaries reads the summary fields of the operations ids for actor, by
 // operation ID: only those whose card names some and lets actor read the
 // content, in actor's namespace. Nothing is read when no card names any.
-func (l *Ledger) Summaries(ctx context.Context, actor Actor, ids []string) (map[string][]SummaryField, error) {
+func (l *Desk) Summaries(ctx context.Context, actor Actor, ids []string) (map[string][]SummaryField, error) {
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func (l *Ledger) Summaries(ctx context.Context, actor Actor, ids []string) (map[
 	if !named || len(ids) == 0 {
 		return nil, nil
 	}
-	ops, _, err := l.Store.LoadMany(ctx, ids)
+	ops, _, err := l.store.LoadMany(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

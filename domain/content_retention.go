@@ -18,9 +18,9 @@ type ContentStore interface {
 // keeps them for ever. Replays still deduplicate (the fingerprint stays) and
 // return the result ref; the audit trail, which holds only content hashes,
 // still verifies.
-func (l *Ledger) PurgeContent(ctx context.Context, retention time.Duration, limit int) (int, error) {
+func (l *Upkeep) PurgeContent(ctx context.Context, retention time.Duration, limit int) (int, error) {
 	if retention <= 0 {
 		return 0, nil
 	}
-	return l.Store.PurgeContent(ctx, l.Now().Add(-retention), limit)
+	return l.store.PurgeContent(ctx, l.Now().Add(-retention), limit)
 }

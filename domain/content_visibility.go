@@ -15,7 +15,7 @@ func (c Card) MayReadContent(actor Actor) bool {
 
 // hideContent keeps the content of op from actor when its card says so:
 // ContentBytes keeps the size and ContentSHA256 the hash.
-func (l *Ledger) hideContent(actor Actor, op *Operation) bool {
+func (l *core) hideContent(actor Actor, op *Operation) bool {
 	card, err := l.Cards.Get(op.Type)
 	if err != nil || card.MayReadContent(actor) {
 		return false

@@ -51,7 +51,7 @@ func Contradicts(claim ResolveAction, r *Resolution) bool {
 // RecordContradiction records a person's decision that contradicts the
 // one taken before it. It needs an operator, a reason, and for a claim of
 // execution the provider's reference.
-func (l *Ledger) RecordContradiction(ctx context.Context, actor Actor, id string, c Contradict) (Operation, error) {
+func (l *Desk) RecordContradiction(ctx context.Context, actor Actor, id string, c Contradict) (Operation, error) {
 	errs := validReason("reason", c.Reason)
 	errs = append(errs, checkResult(c.Result)...)
 	switch c.Claim {

@@ -6,6 +6,40 @@ import (
 	"time"
 )
 
+// Drills holds the drill receipts: those a drill sends (RecordDrill) and
+// what the Types page reads of them.
+type Drills struct {
+	*core
+	// Reader reads the stored drill receipts; nil when the wiring tracks
+	// none.
+	Reader DrillReader
+	// Writer records the receipts drills send; nil when the wiring keeps
+	// none.
+	Writer DrillWriter
+}
+
+// NewDrills builds the drill receipts' use cases, keeping none until the
+// wiring sets Reader and Writer.
+func NewDrills(cards Cards) *Drills { return &Drills{core: newCore(nil, cards)} }
+
+// Summaries answers, by type, the last drill and the last passing one;
+// kept is false when this Handoff tracks no drills.
+func (l *Drills) Summaries(ctx context.Context) (sums map[string]DrillSummary, kept bool, err error) {
+	if l.Reader == nil {
+		return nil, false, nil
+	}
+	sums, err = l.Reader.DrillSummaries(ctx)
+	return sums, true, err
+}
+
+// Receipt answers a stored receipt's record and text as it was written.
+func (l *Drills) Receipt(ctx context.Context, id string) (DrillRecord, []byte, error) {
+	if l.Reader == nil {
+		return DrillRecord{}, nil, Errorf(ENotFound, "no drill receipts are kept here")
+	}
+	return l.Reader.DrillReceipt(ctx, id)
+}
+
 // DrillWriter stores a drill receipt with its drill_recorded event on the
 // system audit stream, in one transaction; the store implements it.
 type DrillWriter interface {
@@ -22,7 +56,7 @@ var drillVerdicts = map[string]bool{DrillVerdictPass: true, "fail": true, "incom
 // this Handoff's Types page, and its hash is chained into this Handoff's
 // audit trail under the caller's identity. A workflow token (the one the
 // drill ran with) or an admin may record one.
-func (l *Ledger) RecordDrill(ctx context.Context, actor Actor, rec DrillRecord, receipt []byte) (AuditEvent, error) {
+func (l *Drills) RecordDrill(ctx context.Context, actor Actor, rec DrillRecord, receipt []byte) (AuditEvent, error) {
 	// A receipt makes the Types page say a type was drilled: only the drill
 	// namespace's workflows (whose operations never notify) or an admin may
 	// record one, so no other workflow can pass a type off as drilled.
@@ -34,7 +68,7 @@ func (l *Ledger) RecordDrill(ctx context.Context, actor Actor, rec DrillRecord, 
 			return AuditEvent{}, err
 		}
 	}
-	if l.DrillLog == nil {
+	if l.Writer == nil {
 		return AuditEvent{}, Errorf(ENotFound, "this Handoff keeps no drill receipts")
 	}
 	var errs []FieldError
@@ -60,5 +94,5 @@ func (l *Ledger) RecordDrill(ctx context.Context, actor Actor, rec DrillRecord, 
 	e := SystemEvent(ctx, l.IDs, l.Now().UTC().Truncate(time.Microsecond), actor, "drill_recorded", "",
 		map[string]any{"receipt_id": rec.ID, "type": rec.Type, "card_version": rec.CardVersion, "card_sha256": rec.CardSHA256,
 			"verdict": rec.Verdict, "sha256": rec.SHA256, "ran_by": rec.RanBy})
-	return l.DrillLog.SaveDrill(ctx, rec, receipt, e)
+	return l.Writer.SaveDrill(ctx, rec, receipt, e)
 }

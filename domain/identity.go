@@ -116,12 +116,12 @@ const echoFormat = "an echo of our own effect: registered from %s with the ident
 // echoOf decides whether a registration is an echo of an operation of its
 // identity that completed within the card's window: the error it is
 // refused with, and the original; nil when it is none.
-func (l *Ledger) echoOf(ctx context.Context, r Registration, card Card, content []byte) (*ErrorInfo, *Operation, error) {
+func (l *Workflow) echoOf(ctx context.Context, r Registration, card Card, content []byte) (*ErrorInfo, *Operation, error) {
 	if card.Echo == nil || r.Source != card.Echo.Source {
 		return nil, nil, nil
 	}
 	now := l.Now().UTC()
-	orig, ok, err := l.Store.CompletedTwin(ctx, r.Namespace, IdentityHash(r.Type, content, card.Identity), now.Add(-card.Echo.Within))
+	orig, ok, err := l.store.CompletedTwin(ctx, r.Namespace, IdentityHash(r.Type, content, card.Identity), now.Add(-card.Echo.Within))
 	if err != nil || !ok {
 		return nil, nil, err
 	}

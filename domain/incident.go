@@ -143,12 +143,33 @@ type IncidentStore interface {
 // form decides at once).
 const MaxIncidentItems = MaxBatch
 
+// Incidents holds the desk's use cases of incidents: the list, one
+// incident, and a person's triage of it.
+type Incidents struct {
+	*core
+	store IncidentsStorage
+}
+
+// IncidentsStorage is the store methods Incidents calls. The store package
+// implements it.
+type IncidentsStorage interface {
+	IncidentStore
+	personReader
+}
+
+// NewIncidents builds the incidents' use cases on s with the real clock.
+func NewIncidents(s IncidentsStorage, cards Cards) *Incidents {
+	return newIncidents(newCore(nil, cards), s)
+}
+
+func newIncidents(c *core, s IncidentsStorage) *Incidents { return &Incidents{core: c, store: s} }
+
 // DeskIncidents lists the kept incidents, active ones first.
-func (l *Ledger) DeskIncidents(ctx context.Context, actor Actor) ([]Incident, error) {
+func (l *Incidents) DeskIncidents(ctx context.Context, actor Actor) ([]Incident, error) {
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return nil, err
 	}
-	list, err := l.Store.Incidents(ctx)
+	list, err := l.store.Incidents(ctx)
 	for i := range list {
 		l.withProvider(&list[i])
 	}
@@ -156,16 +177,16 @@ func (l *Ledger) DeskIncidents(ctx context.Context, actor Actor) ([]Incident, er
 }
 
 // DeskIncident reads one incident with its items and timeline.
-func (l *Ledger) DeskIncident(ctx context.Context, actor Actor, id string) (Incident, []IncidentItem, []IncidentEvent, error) {
+func (l *Incidents) DeskIncident(ctx context.Context, actor Actor, id string) (Incident, []IncidentItem, []IncidentEvent, error) {
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return Incident{}, nil, nil, err
 	}
-	in, items, events, err := l.Store.Incident(ctx, id, MaxIncidentItems)
+	in, items, events, err := l.store.Incident(ctx, id, MaxIncidentItems)
 	l.withProvider(&in)
 	return in, items, events, err
 }
 
-func (l *Ledger) withProvider(in *Incident) {
+func (l *Incidents) withProvider(in *Incident) {
 	if card, err := l.Cards.Get(in.Type); err == nil {
 		in.Provider = card.Provider
 	}

@@ -119,20 +119,20 @@ func DecideTriage(in Incident, t Triage, actor Actor, now time.Time) (Incident, 
 
 // TriageIncident takes a triage action on the incident id and records it
 // in the audit trail.
-func (l *Ledger) TriageIncident(ctx context.Context, actor Actor, id string, t Triage) (Incident, error) {
+func (l *Incidents) TriageIncident(ctx context.Context, actor Actor, id string, t Triage) (Incident, error) {
 	if err := requirePerson(actor, RoleOperator); err != nil {
 		return Incident{}, err
 	}
 	if t.Kind == TriageOwner {
 		// Someone Handoff knows who decides desk items, as the people
 		// table names them now.
-		p, err := l.assignee(ctx, actor, t.Owner)
+		p, err := assignee(ctx, l.store, actor, t.Owner)
 		if err != nil {
 			return Incident{}, err
 		}
 		t.Owner = Person{Issuer: p.Issuer, Subject: p.Subject, Email: p.Email, Name: p.Name}
 	}
-	in, err := l.Store.TriageIncident(ctx, id, func(in Incident, now time.Time) (Incident, IncidentEvent, AuditEvent, error) {
+	in, err := l.store.TriageIncident(ctx, id, func(in Incident, now time.Time) (Incident, IncidentEvent, AuditEvent, error) {
 		out, ev, err := DecideTriage(in, t, actor, now)
 		if err != nil {
 			return in, ev, AuditEvent{}, err

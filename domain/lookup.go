@@ -291,38 +291,6 @@ type LookupStore interface {
 	LookupsOf(ctx context.Context, operationID string) ([]LookupClaim, error)
 }
 
-// ConcludeLookup writes a lookup's conclusion as the system.
-func (l *Ledger) ConcludeLookup(ctx context.Context, id string, c ConcludeLookup) (Change, error) {
-	return l.mutate(ctx, System, id, c)
-}
-
-// LoadForLookup reads an operation and its card for the reconciler's
-// lookup, with the database's clock.
-func (l *Ledger) LoadForLookup(ctx context.Context, id string) (Operation, Card, time.Time, error) {
-	op, now, err := l.Store.Load(ctx, "", id)
-	if err != nil {
-		return Operation{}, Card{}, time.Time{}, err
-	}
-	card, err := l.Cards.Get(op.Type)
-	return op, card, now, err
-}
-
-// CallBeganAt is the operation's last begin up to the given attempt: the
-// start of the latest call a lookup of that attempt looks for. ok is false
-// when no begin is on record.
-func (l *Ledger) CallBeganAt(ctx context.Context, id string, attempt int) (began time.Time, ok bool, err error) {
-	atts, err := l.Store.Attempts(ctx, id)
-	if err != nil {
-		return time.Time{}, false, err
-	}
-	for _, a := range atts {
-		if a.Number <= attempt && a.BeganAt != nil && (!ok || a.BeganAt.After(began)) {
-			began, ok = *a.BeganAt, true
-		}
-	}
-	return began, ok, nil
-}
-
 // LookupTypes lists the types whose cards have a lookup adapter.
 func (cs Cards) LookupTypes() []string {
 	var out []string
@@ -335,7 +303,7 @@ func (cs Cards) LookupTypes() []string {
 }
 
 // LookupRunner makes one lookup with an adapter (lookup.Looker); the
-// wiring sets it on the Ledger for the desk's "Look up now".
+// wiring sets it on the Desk for the desk's "Look up now".
 type LookupRunner interface {
 	Look(ctx context.Context, a LookupAdapter, op Operation) LookupTry
 }
@@ -360,14 +328,14 @@ func decideRecordLookup(op Operation, c RecordLookup, env Env) (Change, error) {
 // LookUpNow runs the card's lookup adapter for a person and records what it
 // found in the operation's audit trail, as a lookup rather than a
 // decision: the person still decides.
-func (l *Ledger) LookUpNow(ctx context.Context, actor Actor, id string) (LookupTry, error) {
+func (l *Desk) LookUpNow(ctx context.Context, actor Actor, id string) (LookupTry, error) {
 	if err := requirePerson(actor, RoleOperator); err != nil {
 		return LookupTry{}, err
 	}
 	if err := checkID(id, "operation"); err != nil {
 		return LookupTry{}, err
 	}
-	op, _, err := l.Store.Load(ctx, scope(actor), id)
+	op, _, err := l.store.Load(ctx, scope(actor), id)
 	if err != nil {
 		return LookupTry{}, err
 	}

@@ -90,7 +90,7 @@ const (
 )
 
 // Overview reads the overview for a person, of one type or of all.
-func (l *Ledger) Overview(ctx context.Context, actor Actor, typ string) (Overview, error) {
+func (l *Desk) Overview(ctx context.Context, actor Actor, typ string) (Overview, error) {
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return Overview{}, err
 	}
@@ -103,6 +103,6 @@ func (l *Ledger) Overview(ctx context.Context, actor Actor, typ string) (Overvie
 	for i, b := range DeskAgeBands {
 		bands[i] = b.Under
 	}
-	return l.Store.Overview(ctx, OverviewQuery{Type: typ, AwaitingLookupOf: l.Cards.LookupTypes(), Bands: bands,
+	return l.store.Overview(ctx, OverviewQuery{Type: typ, AwaitingLookupOf: l.Cards.LookupTypes(), Bands: bands,
 		Hours: OverviewHours, Days: OverviewDays, Latest: 10})
 }

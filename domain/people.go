@@ -44,7 +44,7 @@ type PeopleQuery struct {
 }
 
 // PeopleStore reads the people who signed in. The store package implements
-// it; the Ledger finds it on its Store.
+// it.
 type PeopleStore interface {
 	// People lists the people matching q, by name then email.
 	People(ctx context.Context, q PeopleQuery) ([]Person, error)
@@ -63,15 +63,15 @@ const MaxPeople = 200
 // people an item is assigned to.
 var Deciders = []Role{RoleOperator, RoleApprover, RoleAdmin}
 
-func (l *Ledger) peopleStore(actor Actor) (PeopleStore, error) {
+func (l *Desk) peopleStore(actor Actor) (PeopleStore, error) {
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return nil, err
 	}
-	return l.Store, nil
+	return l.store, nil
 }
 
 // People lists the people who signed in and match q.
-func (l *Ledger) People(ctx context.Context, actor Actor, q PeopleQuery) ([]Person, error) {
+func (l *Desk) People(ctx context.Context, actor Actor, q PeopleQuery) ([]Person, error) {
 	ps, err := l.peopleStore(actor)
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func (l *Ledger) People(ctx context.Context, actor Actor, q PeopleQuery) ([]Pers
 // decide. "" is nobody (the zero Person). An identity that names deciders
 // at two identity providers is refused: which one is meant is for the
 // person to say, not for Handoff to guess.
-func (l *Ledger) Assignee(ctx context.Context, actor Actor, chosen string) (Person, error) {
+func (l *Desk) Assignee(ctx context.Context, actor Actor, chosen string) (Person, error) {
 	if err := requirePerson(actor, RoleOperator); err != nil {
 		return Person{}, err
 	}
@@ -135,11 +135,16 @@ func (l *Ledger) Assignee(ctx context.Context, actor Actor, chosen string) (Pers
 // Decides reports whether the person's role can decide a desk item.
 func (p Person) Decides() bool { return slices.Contains(Deciders, p.Role) }
 
+// personReader reads one person who signed in (PeopleStore.Person).
+type personReader interface {
+	Person(ctx context.Context, issuer, subject string) (Person, error)
+}
+
 // assignee checks the person an assignment names, by (issuer, subject),
 // and returns them as the people table knows them now. Nobody (the zero
 // Person) needs no check, and neither does the person assigning to
 // themselves (a Take): they are signed in with a role that decides.
-func (l *Ledger) assignee(ctx context.Context, actor Actor, to Person) (Person, error) {
+func assignee(ctx context.Context, people personReader, actor Actor, to Person) (Person, error) {
 	if to.Issuer == "" && to.Subject == "" && to.Identity() == "" {
 		return Person{}, nil
 	}
@@ -154,11 +159,10 @@ func (l *Ledger) assignee(ctx context.Context, actor Actor, to Person) (Person, 
 	if errs := checkTexts([2]string{"assignee", to.Issuer}, [2]string{"assignee", to.Subject}); len(errs) > 0 {
 		return Person{}, Invalid(errs...)
 	}
-	ps, err := l.peopleStore(actor)
-	if err != nil {
+	if err := requirePerson(actor, RoleViewer); err != nil {
 		return Person{}, err
 	}
-	p, err := ps.Person(ctx, to.Issuer, to.Subject)
+	p, err := people.Person(ctx, to.Issuer, to.Subject)
 	if ErrorCode(err) == ENotFound {
 		return Person{}, Invalid(FieldError{"assignee", to.Subject + " at " + to.Issuer + " has never signed in to Handoff: choose someone from the list"})
 	} else if err != nil {

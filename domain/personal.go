@@ -67,8 +67,9 @@ func PersonalData(s string) string {
 }
 
 // phoneNumber is e164RE || nationalRE, matched by hand: the patterns'
-// nested counted repetitions cost the regexp engine 6–18 µs on a key with
-// a long run of digits, on every registration. Each pattern reads
+// nested counted repetitions are slow in the regexp engine on a key with
+// a long run of digits, on every registration (docs/design/
+// performance-log.md). Each pattern reads
 // deterministically from where it may start (a separator is taken only
 // before a digit), so one pass per candidate start decides it;
 // TestPersonalData_patterns checks this against the patterns.
@@ -160,7 +161,7 @@ func nationalAt(s string, q int) bool {
 
 // identifierRules checks a registration's identifiers against the
 // personal-data guard and the card's key_pattern.
-func (l *Ledger) identifierRules(r Registration, card Card) []FieldError {
+func (l *Workflow) identifierRules(r Registration, card Card) []FieldError {
 	var errs []FieldError
 	if l.KeyPII != PIIOff {
 		for _, f := range []struct{ name, v string }{{"key", r.Key}, {"event_id", r.EventID}, {"correlation_id", r.CorrelationID}} {

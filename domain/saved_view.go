@@ -67,6 +67,24 @@ func (v SavedView) OwnedBy(a Actor) bool {
 	return a.Kind == ActorPerson && a.Issuer == v.Owner.Issuer && a.Subject == v.Owner.Subject
 }
 
+// Views holds the saved views of the desk's list pages: a person's
+// preferences, kept beside the ledger, never a decision on an operation.
+type Views struct {
+	*core
+	store ViewsStorage
+}
+
+// ViewsStorage is the store methods Views calls. The store package
+// implements it.
+type ViewsStorage interface {
+	SavedViewStore
+}
+
+// NewViews builds the saved views' use cases on s with the real clock.
+func NewViews(s ViewsStorage, cards Cards) *Views { return newViews(newCore(nil, cards), s) }
+
+func newViews(c *core, s ViewsStorage) *Views { return &Views{core: c, store: s} }
+
 // SavedViewStore keeps saved views. The store package implements it.
 type SavedViewStore interface {
 	// CreateView writes v, unless its owner already keeps max views
@@ -141,7 +159,7 @@ func validViewFilter(page string, f map[string]string) []FieldError {
 }
 
 // SaveView keeps the person's filter of a page under a name.
-func (l *Ledger) SaveView(ctx context.Context, actor Actor, v SavedView) (SavedView, error) {
+func (l *Views) SaveView(ctx context.Context, actor Actor, v SavedView) (SavedView, error) {
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return SavedView{}, err
 	}
@@ -152,7 +170,7 @@ func (l *Ledger) SaveView(ctx context.Context, actor Actor, v SavedView) (SavedV
 	}
 	now := l.Now().UTC()
 	v.ID, v.Owner, v.CreatedAt, v.UpdatedAt = l.IDs.New("view"), actor, now, now
-	if err := l.Store.CreateView(ctx, v, MaxViewsPerPerson); err != nil {
+	if err := l.store.CreateView(ctx, v, MaxViewsPerPerson); err != nil {
 		return SavedView{}, viewConflict(err, v.Name)
 	}
 	return v, nil
@@ -160,19 +178,19 @@ func (l *Ledger) SaveView(ctx context.Context, actor Actor, v SavedView) (SavedV
 
 // SavedViews lists the page's views the person may open: their own and
 // those anyone shared.
-func (l *Ledger) SavedViews(ctx context.Context, actor Actor, page string) ([]SavedView, error) {
+func (l *Views) SavedViews(ctx context.Context, actor Actor, page string) ([]SavedView, error) {
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return nil, err
 	}
 	if _, ok := ViewFields[page]; !ok {
 		return nil, Invalid(FieldError{"page", "must be queue, operations or audit"})
 	}
-	return l.Store.SavedViews(ctx, page, actor)
+	return l.store.SavedViews(ctx, page, actor)
 }
 
 // UpdateView renames a view and shares it or stops sharing it. Only its
 // owner or an admin may.
-func (l *Ledger) UpdateView(ctx context.Context, actor Actor, id, name string, shared bool) (SavedView, error) {
+func (l *Views) UpdateView(ctx context.Context, actor Actor, id, name string, shared bool) (SavedView, error) {
 	v, err := l.ownView(ctx, actor, id)
 	if err != nil {
 		return SavedView{}, err
@@ -182,31 +200,31 @@ func (l *Ledger) UpdateView(ctx context.Context, actor Actor, id, name string, s
 		return SavedView{}, Invalid(errs...)
 	}
 	v.Name, v.Shared, v.UpdatedAt = name, shared, l.Now().UTC()
-	if err := l.Store.UpdateView(ctx, v); err != nil {
+	if err := l.store.UpdateView(ctx, v); err != nil {
 		return SavedView{}, viewConflict(err, name)
 	}
 	return v, nil
 }
 
 // DeleteView deletes a view. Only its owner or an admin may.
-func (l *Ledger) DeleteView(ctx context.Context, actor Actor, id string) (SavedView, error) {
+func (l *Views) DeleteView(ctx context.Context, actor Actor, id string) (SavedView, error) {
 	v, err := l.ownView(ctx, actor, id)
 	if err != nil {
 		return SavedView{}, err
 	}
-	return v, l.Store.DeleteView(ctx, id)
+	return v, l.store.DeleteView(ctx, id)
 }
 
 // ownView reads a view the actor may change. Someone else's view that is
 // not shared is not found: they could not see it.
-func (l *Ledger) ownView(ctx context.Context, actor Actor, id string) (SavedView, error) {
+func (l *Views) ownView(ctx context.Context, actor Actor, id string) (SavedView, error) {
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return SavedView{}, err
 	}
 	if err := checkID(id, "saved view"); err != nil {
 		return SavedView{}, err
 	}
-	v, err := l.Store.SavedView(ctx, id)
+	v, err := l.store.SavedView(ctx, id)
 	if err != nil {
 		return SavedView{}, err
 	}

@@ -55,17 +55,17 @@ func SettleReplays(op Operation, a Attempt, s Settle) bool {
 // SettleOnce is Settle that also says whether the answer replays a settle
 // that committed before (the same lease token, outcome, error and result):
 // then the operation is returned as it is now and nothing is written.
-func (l *Ledger) SettleOnce(ctx context.Context, actor Actor, id string, s Settle) (Operation, bool, error) {
+func (l *Workflow) SettleOnce(ctx context.Context, actor Actor, id string, s Settle) (Operation, bool, error) {
 	op, err := l.Settle(ctx, actor, id, s)
 	if ErrorCode(err) != EStaleLease {
 		return op, false, err
 	}
 	s = relayedSettle(s)
-	cur, _, lerr := l.Store.Load(ctx, scope(actor), id)
+	cur, _, lerr := l.store.Load(ctx, scope(actor), id)
 	if lerr != nil {
 		return Operation{}, false, err
 	}
-	a, found, aerr := l.Store.SettledAttempt(ctx, id, s.LeaseToken)
+	a, found, aerr := l.store.SettledAttempt(ctx, id, s.LeaseToken)
 	if aerr != nil {
 		return Operation{}, false, aerr
 	}

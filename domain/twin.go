@@ -52,9 +52,9 @@ const twinFormat = "same type and %s as %s (%s), which is %s: under a new key th
 
 // hold decides whether a registration must wait for a person before it can
 // run: the error it is held with, or nil.
-func (l *Ledger) hold(ctx context.Context, r Registration, card Card, content []byte) (*ErrorInfo, error) {
+func (l *Workflow) hold(ctx context.Context, r Registration, card Card, content []byte) (*ErrorInfo, error) {
 	if !card.TwinsAllowed {
-		twin, ok, err := l.Store.Twin(ctx, r.Namespace, IdentityHash(r.Type, content, card.Identity), r.Key)
+		twin, ok, err := l.store.Twin(ctx, r.Namespace, IdentityHash(r.Type, content, card.Identity), r.Key)
 		if err != nil {
 			return nil, err
 		}
@@ -64,7 +64,7 @@ func (l *Ledger) hold(ctx context.Context, r Registration, card Card, content []
 		}
 	}
 	if r.Supersedes != "" && !card.RequiresApproval {
-		orig, _, err := l.Store.Load(ctx, r.Namespace, r.Supersedes)
+		orig, _, err := l.store.Load(ctx, r.Namespace, r.Supersedes)
 		if ErrorCode(err) == ENotFound {
 			return nil, nil // refused with the reason when the link is made
 		} else if err != nil {

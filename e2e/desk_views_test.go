@@ -207,16 +207,16 @@ func seedFailedTerminal(t *testing.T, l *domain.Ledger, prefix string, n int) {
 	ctx := context.Background()
 	for i := range n {
 		key := fmt.Sprintf("%s%03d:crm_task", prefix, i)
-		res, err := l.Register(ctx, seedWorkflow, domain.Registration{Key: key, Type: "crm.task.create", EventID: strings.Split(key, ":")[0],
+		res, err := l.Workflow.Register(ctx, seedWorkflow, domain.Registration{Key: key, Type: "crm.task.create", EventID: strings.Split(key, ":")[0],
 			Content: []byte(fmt.Sprintf(`{"owner":"u_9","title":"Follow up","ref":%q}`, key))})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cl, err := l.Claim(ctx, seedWorkflow, res.Operation.ID, domain.Claim{Worker: "seed"})
+		cl, err := l.Workflow.Claim(ctx, seedWorkflow, res.Operation.ID, domain.Claim{Worker: "seed"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := l.Settle(ctx, seedWorkflow, res.Operation.ID, domain.Settle{LeaseToken: cl.Lease.Token, Outcome: domain.OutcomeFailedTerminal,
+		if _, err := l.Workflow.Settle(ctx, seedWorkflow, res.Operation.ID, domain.Settle{LeaseToken: cl.Lease.Token, Outcome: domain.OutcomeFailedTerminal,
 			Error: &domain.ErrorInfo{Class: domain.ClassValidation, Code: "422", Message: "owner u_9 does not exist"}}); err != nil {
 			t.Fatal(err)
 		}

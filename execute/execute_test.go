@@ -72,7 +72,7 @@ func newRig(t *testing.T, idem string) *rig {
 	}))
 	t.Cleanup(r.srv.Close)
 	r.ledger = domain.NewLedger(storetest.New(t), cards(r.srv.URL))
-	r.x = &execute.Executor{Ledger: r.ledger, Caller: execute.NewCaller(true, func(k string) string {
+	r.x = &execute.Executor{Workflow: r.ledger.Workflow, Caller: execute.NewCaller(true, func(k string) string {
 		if k == "PROVIDER_TOKEN" {
 			return secret
 		}
@@ -116,7 +116,7 @@ func (r *rig) do(typ, key, content string) domain.Operation {
 	if run.Done != nil {
 		<-run.Done
 	}
-	op, err := r.ledger.Get(r.ctx, workflow, run.Operation.ID)
+	op, err := r.ledger.Workflow.Get(r.ctx, workflow, run.Operation.ID)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestExecute_RefusedConnectionIsNotSent(t *testing.T) {
 	if op.State != domain.FailedRetryable || op.LastError.Code != "not_sent" || op.ProviderKeyFirstSentAt != nil {
 		t.Fatalf("%s %+v first sent %v", op.State, op.LastError, op.ProviderKeyFirstSentAt)
 	}
-	tl, err := r.ledger.Timeline(r.ctx, workflow, op.ID)
+	tl, err := r.ledger.Workflow.Timeline(r.ctx, workflow, op.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,14 +301,14 @@ func TestExecute_BeginFailsNothingSent(t *testing.T) {
 // noSecret: the secret is in no timeline event, no answer and no log line.
 func (r *rig) noSecret(id string) {
 	r.t.Helper()
-	tl, err := r.ledger.Timeline(r.ctx, workflow, id)
+	tl, err := r.ledger.Workflow.Timeline(r.ctx, workflow, id)
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	b, _ := json.Marshal(tl)
-	op, _ := r.ledger.Get(r.ctx, workflow, id)
+	op, _ := r.ledger.Workflow.Get(r.ctx, workflow, id)
 	ob, _ := json.Marshal(op)
-	atts, _ := r.ledger.Attempts(r.ctx, workflow, id)
+	atts, _ := r.ledger.Workflow.Attempts(r.ctx, workflow, id)
 	ab, _ := json.Marshal(atts)
 	for what, s := range map[string]string{"timeline": string(b), "operation": string(ob), "attempts": string(ab), "logs": r.logs.String()} {
 		if strings.Contains(s, secret) || strings.Contains(s, "sk_test_51") {

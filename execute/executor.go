@@ -17,8 +17,8 @@ import (
 // A replica that dies mid-call leaves its lease to lapse: the operation
 // becomes an unknown outcome and is looked up, as for an outside worker.
 type Executor struct {
-	Ledger *domain.Ledger
-	Caller *Caller
+	Workflow *domain.Workflow
+	Caller   *Caller
 	// Worker is the name the leases are taken under: the replica's.
 	Worker string
 	Log    *slog.Logger
@@ -33,14 +33,14 @@ type Run = domain.ExecuteRun
 // makes the call in the background: the call goes on when the request that
 // started it goes away.
 func (x *Executor) Start(ctx context.Context, actor domain.Actor, typ string, in domain.ExecuteInput) (Run, error) {
-	card, err := x.Ledger.Cards.Get(typ)
+	card, err := x.Workflow.Cards.Get(typ)
 	if err != nil {
 		return Run{}, err
 	}
 	if card.ExecuteAdapter == nil {
 		return Run{}, domain.Errorf(domain.ENotFound, "operation type %s has no execute_adapter: Handoff cannot make its call", typ)
 	}
-	res, err := x.Ledger.Register(ctx, actor, domain.Registration{Key: in.Key, Type: typ, Content: in.Content,
+	res, err := x.Workflow.Register(ctx, actor, domain.Registration{Key: in.Key, Type: typ, Content: in.Content,
 		Claim: &domain.Claim{Worker: x.Worker}})
 	if err != nil {
 		return Run{}, err
@@ -63,12 +63,12 @@ func (x *Executor) Start(ctx context.Context, actor domain.Actor, typ string, in
 // it claims it as the replica's worker, in the operation's namespace. An
 // operation another replica or request got first is left to it.
 func (x *Executor) Resume(ctx context.Context, op domain.Operation) error {
-	card, err := x.Ledger.Cards.Get(op.Type)
+	card, err := x.Workflow.Cards.Get(op.Type)
 	if err != nil || card.ExecuteAdapter == nil {
 		return err
 	}
 	actor := domain.Actor{Kind: domain.ActorWorkflow, Name: x.Worker, Namespace: op.Namespace}
-	c, err := x.Ledger.Claim(ctx, actor, op.ID, domain.Claim{Worker: x.Worker})
+	c, err := x.Workflow.Claim(ctx, actor, op.ID, domain.Claim{Worker: x.Worker})
 	switch domain.ErrorCode(err) {
 	case domain.ENotClaimable, domain.EConflict, domain.EStaleLease, domain.EVersionConflict:
 		return nil
@@ -98,7 +98,7 @@ func (x *Executor) run(ctx context.Context, actor domain.Actor, card domain.Card
 	defer cancel()
 	log := x.log().With("operation", op.ID, "type", op.Type, "attempt", c.Attempt.Number)
 	call := x.Caller.Call(ctx, *card.ExecuteAdapter, op, func() error {
-		_, err := x.Ledger.Begin(ctx, actor, op.ID, domain.Begin{LeaseToken: token})
+		_, err := x.Workflow.Begin(ctx, actor, op.ID, domain.Begin{LeaseToken: token})
 		return err
 	})
 	if call.Settle.Outcome == (domain.Outcome{}) {
@@ -107,7 +107,7 @@ func (x *Executor) run(ctx context.Context, actor domain.Actor, card domain.Card
 	}
 	s := call.Settle
 	s.LeaseToken = token
-	settled, err := x.Ledger.Settle(ctx, actor, op.ID, s)
+	settled, err := x.Workflow.Settle(ctx, actor, op.ID, s)
 	if err != nil {
 		// The lease lapses and the system decides: unknown once begun.
 		log.Warn("execute: the settle was not recorded", "sent", call.Sent, "err", err)

@@ -45,18 +45,18 @@ const lifecycleEvents = 3
 func complete(t *testing.T, l *domain.Ledger, key string) {
 	ctx := context.Background()
 	wf := domain.Actor{Kind: domain.ActorWorkflow, Name: "w", Namespace: "ns"}
-	res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
+	res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
 		Content: json.RawMessage(`{"n":"` + key + `"}`), Claim: &domain.Claim{Worker: "w"}})
 	if err != nil {
 		t.Error(err)
 		return
 	}
 	tok := res.Claim.Lease.Token
-	if _, err := l.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: tok}); err != nil {
+	if _, err := l.Workflow.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: tok}); err != nil {
 		t.Error(err)
 		return
 	}
-	if _, err := l.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeCompleted,
+	if _, err := l.Workflow.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeCompleted,
 		Result: &domain.Result{Ref: "r"}}); err != nil {
 		t.Error(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// ContentKeeper is what content retention drives; domain.Ledger implements it.
+// ContentKeeper is what content retention drives; domain.Upkeep implements it.
 type ContentKeeper interface {
 	PurgeContent(ctx context.Context, retention time.Duration, limit int) (int, error)
 }

@@ -35,7 +35,7 @@ func TestContentRetention_threeReplicasTwoActionEvents(t *testing.T) {
 			actions = append(actions, domain.EventAction{Action: a, Type: "crm.task.create",
 				Content: json.RawMessage(fmt.Sprintf(`{"email":%q}`, secret(i, a)))})
 		}
-		res, err := ledger.RegisterEvent(ctx, wf, domain.EventRegistration{EventID: fmt.Sprintf("evt_%d", i), Actions: actions})
+		res, err := ledger.Workflow.RegisterEvent(ctx, wf, domain.EventRegistration{EventID: fmt.Sprintf("evt_%d", i), Actions: actions})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func TestContentRetention_threeReplicasTwoActionEvents(t *testing.T) {
 		replica.Now = func() time.Time { return time.Now().Add(61 * time.Minute) }
 		wg.Go(func() {
 			for range 4 * len(ids) {
-				n, err := replica.PurgeContent(ctx, time.Hour, r+1)
+				n, err := replica.Upkeep.PurgeContent(ctx, time.Hour, r+1)
 				if err == nil && n == 0 {
 					return
 				}
@@ -110,12 +110,12 @@ func TestContentRetention_threeReplicasTwoActionEvents(t *testing.T) {
 // completed settle.
 func completeRegistered(t *testing.T, l *domain.Ledger, wf domain.Actor, id string) {
 	ctx := context.Background()
-	cl, err := l.Claim(ctx, wf, id, domain.Claim{Worker: "w"})
+	cl, err := l.Workflow.Claim(ctx, wf, id, domain.Claim{Worker: "w"})
 	if err == nil {
-		_, err = l.Begin(ctx, wf, id, domain.Begin{LeaseToken: cl.Lease.Token})
+		_, err = l.Workflow.Begin(ctx, wf, id, domain.Begin{LeaseToken: cl.Lease.Token})
 	}
 	if err == nil {
-		_, err = l.Settle(ctx, wf, id, domain.Settle{LeaseToken: cl.Lease.Token, Outcome: domain.OutcomeCompleted,
+		_, err = l.Workflow.Settle(ctx, wf, id, domain.Settle{LeaseToken: cl.Lease.Token, Outcome: domain.OutcomeCompleted,
 			Result: &domain.Result{Ref: "task_" + id}})
 	}
 	if err != nil {

@@ -27,32 +27,32 @@ func TestContentRetention(t *testing.T) {
 	content := json.RawMessage(`{"email":"ada@example.com","n":1}`)
 
 	// One completed operation, from an event; one still waiting.
-	ev, err := ledger.RegisterEvent(ctx, wf, domain.EventRegistration{EventID: "evt_1",
+	ev, err := ledger.Workflow.RegisterEvent(ctx, wf, domain.EventRegistration{EventID: "evt_1",
 		Actions: []domain.EventAction{{Action: "task", Type: "crm.task.create", Content: content}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := ev.Operations[0]
-	cl, err := ledger.Claim(ctx, wf, done.ID, domain.Claim{Worker: "w"})
+	cl, err := ledger.Workflow.Claim(ctx, wf, done.ID, domain.Claim{Worker: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ledger.Begin(ctx, wf, done.ID, domain.Begin{LeaseToken: cl.Lease.Token}); err != nil {
+	if _, err := ledger.Workflow.Begin(ctx, wf, done.ID, domain.Begin{LeaseToken: cl.Lease.Token}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ledger.Settle(ctx, wf, done.ID, domain.Settle{LeaseToken: cl.Lease.Token, Outcome: domain.OutcomeCompleted,
+	if _, err := ledger.Workflow.Settle(ctx, wf, done.ID, domain.Settle{LeaseToken: cl.Lease.Token, Outcome: domain.OutcomeCompleted,
 		Result: &domain.Result{Ref: "task_42", Data: json.RawMessage(`{"owner":"ada@example.com"}`)}}); err != nil {
 		t.Fatal(err)
 	}
-	waiting, err := ledger.Register(ctx, wf, domain.Registration{Key: "waiting", Type: "crm.task.create", Content: content})
+	waiting, err := ledger.Workflow.Register(ctx, wf, domain.Registration{Key: "waiting", Type: "crm.task.create", Content: content})
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, _ := ledger.Get(ctx, wf, done.ID)
+	before, _ := ledger.Workflow.Get(ctx, wf, done.ID)
 
 	// Nothing is old enough yet.
-	(&reconcile.ContentPurger{Ledger: ledger, Retention: time.Hour}).Tick(ctx)
-	if op, _ := ledger.Get(ctx, wf, done.ID); op.ContentPurgedAt != nil || !bytes.Equal(op.Content, before.Content) {
+	(&reconcile.ContentPurger{Ledger: ledger.Upkeep, Retention: time.Hour}).Tick(ctx)
+	if op, _ := ledger.Workflow.Get(ctx, wf, done.ID); op.ContentPurgedAt != nil || !bytes.Equal(op.Content, before.Content) {
 		t.Fatalf("purged before its time: %+v", op)
 	}
 
@@ -62,12 +62,12 @@ func TestContentRetention(t *testing.T) {
 		wg.Go(func() {
 			later := domain.NewLedger(st, card())
 			later.Now = func() time.Time { return time.Now().Add(61 * time.Minute) }
-			(&reconcile.ContentPurger{Ledger: later, Retention: time.Hour}).Tick(ctx)
+			(&reconcile.ContentPurger{Ledger: later.Upkeep, Retention: time.Hour}).Tick(ctx)
 		})
 	}
 	wg.Wait()
 
-	op, err := ledger.Get(ctx, wf, done.ID)
+	op, err := ledger.Workflow.Get(ctx, wf, done.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,16 +77,16 @@ func TestContentRetention(t *testing.T) {
 	if op.Key != before.Key || op.Fingerprint != before.Fingerprint || op.ContentSHA256 != before.ContentSHA256 || op.Version != before.Version {
 		t.Fatalf("the purge changed what must stay: %+v", op)
 	}
-	vs, err := ledger.ContentVersions(ctx, wf, done.ID)
+	vs, err := ledger.Workflow.ContentVersions(ctx, wf, done.ID)
 	if err != nil || len(vs) != 1 || len(vs[0].Content) != 0 || vs[0].SHA256 != before.ContentSHA256 {
 		t.Fatalf("content versions: %+v %v", vs, err)
 	}
-	if w, _ := ledger.Get(ctx, wf, waiting.Operation.ID); w.ContentPurgedAt != nil || !bytes.Equal(w.Content, waiting.Operation.Content) {
+	if w, _ := ledger.Workflow.Get(ctx, wf, waiting.Operation.ID); w.ContentPurgedAt != nil || !bytes.Equal(w.Content, waiting.Operation.Content) {
 		t.Fatalf("an operation that is not final was purged: %+v", w)
 	}
 
 	// A redelivered event and a replayed registration still deduplicate.
-	again, err := ledger.RegisterEvent(ctx, wf, domain.EventRegistration{EventID: "evt_1",
+	again, err := ledger.Workflow.RegisterEvent(ctx, wf, domain.EventRegistration{EventID: "evt_1",
 		Actions: []domain.EventAction{{Action: "task", Type: "crm.task.create", Content: content}}})
 	if err != nil || again.Created || len(again.Operations) != 1 || again.Operations[0].Result.Ref != "task_42" {
 		t.Fatalf("redelivered event: %+v %v", again, err)
@@ -94,11 +94,11 @@ func TestContentRetention(t *testing.T) {
 	if bytes.Contains(mustJSON(t, again.Event.Actions), []byte("ada@example.com")) {
 		t.Fatalf("the event still holds the content: %s", mustJSON(t, again.Event.Actions))
 	}
-	replay, err := ledger.Register(ctx, wf, domain.Registration{Key: done.Key, Type: "crm.task.create", Content: content})
+	replay, err := ledger.Workflow.Register(ctx, wf, domain.Registration{Key: done.Key, Type: "crm.task.create", Content: content})
 	if err != nil || replay.Created || replay.Operation.ID != done.ID || replay.Operation.Result.Ref != "task_42" {
 		t.Fatalf("replay: %+v %v", replay, err)
 	}
-	if _, err := ledger.Register(ctx, wf, domain.Registration{Key: done.Key, Type: "crm.task.create",
+	if _, err := ledger.Workflow.Register(ctx, wf, domain.Registration{Key: done.Key, Type: "crm.task.create",
 		Content: json.RawMessage(`{"n":2}`)}); domain.ErrorCode(err) != domain.EFingerprint {
 		t.Fatalf("different content under the purged key: %v", err)
 	}

@@ -34,7 +34,7 @@ func registerN(t *testing.T, l *domain.Ledger, n int) []string {
 	wf := domain.Actor{Kind: domain.ActorWorkflow, Name: "w", Namespace: "ns"}
 	var ids []string
 	for i := range n {
-		res, err := l.Register(context.Background(), wf, domain.Registration{Key: fmt.Sprintf("k%d", i), Type: "crm.task.create",
+		res, err := l.Workflow.Register(context.Background(), wf, domain.Registration{Key: fmt.Sprintf("k%d", i), Type: "crm.task.create",
 			Content: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))})
 		if err != nil || res.Operation.State != domain.AwaitingApproval {
 			t.Fatalf("register: %v %v", res.Operation.State, err)

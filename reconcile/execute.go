@@ -22,7 +22,7 @@ type Resumer interface {
 // replica makes each retry. With retry_layer worker or none it never
 // re-sends: the card's caller, or a person, owns the retries.
 type Retrier struct {
-	Ledger   *domain.Ledger
+	Upkeep   *domain.Upkeep
 	Executor Resumer
 	Types    []string // the types with an execute_adapter
 	Interval time.Duration
@@ -72,7 +72,7 @@ func (r *Retrier) Pass(ctx context.Context) (int, error) {
 	r.defaults()
 	var types []string
 	for _, typ := range r.Types {
-		if c, err := r.Ledger.Cards.Get(typ); err == nil && c.Retrier() == domain.RetryByHandoff {
+		if c, err := r.Upkeep.Cards.Get(typ); err == nil && c.Retrier() == domain.RetryByHandoff {
 			types = append(types, typ)
 		}
 	}
@@ -84,7 +84,7 @@ func (r *Retrier) Pass(ctx context.Context) (int, error) {
 	var wg sync.WaitGroup
 	n := 0
 	for page := 0; page < 10; page++ {
-		ops, next, err := r.Ledger.Store.List(ctx, q)
+		ops, next, err := r.Upkeep.Retryable(ctx, q)
 		if err != nil {
 			wg.Wait()
 			return n, err

@@ -39,8 +39,8 @@ func TestRetrier_OnlyHandoffRetries(t *testing.T) {
 	byWorker := byHandoff
 	byWorker.Name, byWorker.RetryLayer = "by.worker", domain.RetryByWorker
 	ledger := domain.NewLedger(storetest.New(t), domain.Cards{byHandoff.Name: byHandoff, byWorker.Name: byWorker})
-	x := &execute.Executor{Ledger: ledger, Caller: execute.NewCaller(true, nil), Worker: "replica-1"}
-	r := &reconcile.Retrier{Ledger: ledger, Executor: x, Types: []string{"by.handoff", "by.worker"}}
+	x := &execute.Executor{Workflow: ledger.Workflow, Caller: execute.NewCaller(true, nil), Worker: "replica-1"}
+	r := &reconcile.Retrier{Upkeep: ledger.Upkeep, Executor: x, Types: []string{"by.handoff", "by.worker"}}
 	ctx := context.Background()
 	actor := domain.Actor{Kind: domain.ActorWorkflow, Name: "flow", Namespace: "ns"}
 
@@ -52,7 +52,7 @@ func TestRetrier_OnlyHandoffRetries(t *testing.T) {
 	<-run.Done
 	received := map[string]string{}
 	for _, typ := range []string{"by.handoff", "by.worker"} {
-		res, err := ledger.Register(ctx, actor, domain.Registration{Key: "k-" + typ, Type: typ, Content: json.RawMessage(`{"t":"` + typ + `"}`)})
+		res, err := ledger.Workflow.Register(ctx, actor, domain.Registration{Key: "k-" + typ, Type: typ, Content: json.RawMessage(`{"t":"` + typ + `"}`)})
 		if err != nil || res.Operation.State != domain.Received {
 			t.Fatalf("%s: %+v %v", typ, res.Operation.State, err)
 		}
@@ -67,7 +67,7 @@ func TestRetrier_OnlyHandoffRetries(t *testing.T) {
 	}
 	for id, want := range map[string]domain.State{run.Operation.ID: domain.Completed, received["by.handoff"]: domain.Completed,
 		received["by.worker"]: domain.Received} {
-		op, err := ledger.Get(ctx, actor, id)
+		op, err := ledger.Workflow.Get(ctx, actor, id)
 		if err != nil || op.State != want {
 			t.Errorf("%s (%s): %s %v, want %s", op.Key, op.Type, op.State, err, want)
 		}

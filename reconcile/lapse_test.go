@@ -39,21 +39,21 @@ func TestSweepHandsOnALapsedResendGuard(t *testing.T) {
 
 	ops := map[string]domain.Operation{}
 	for _, typ := range []string{lapse.Name, looked.Name} {
-		res, err := ledger.Register(ctx, wf, domain.Registration{Key: "evt_1:" + typ, Type: typ,
+		res, err := ledger.Workflow.Register(ctx, wf, domain.Registration{Key: "evt_1:" + typ, Type: typ,
 			Content: json.RawMessage(`{"type":"` + typ + `"}`), Claim: &domain.Claim{Worker: "w-1", Lease: 300 * time.Millisecond}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ops[typ], err = ledger.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token}); err != nil {
+		if ops[typ], err = ledger.Workflow.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	clk.wait(400 * time.Millisecond) // the worker is gone
-	if _, err := ledger.Sweep(ctx, 100); err != nil {
+	if _, err := ledger.Upkeep.Sweep(ctx, 100); err != nil {
 		t.Fatal(err)
 	}
 	for typ, op := range ops {
-		got, err := ledger.Get(ctx, wf, op.ID)
+		got, err := ledger.Workflow.Get(ctx, wf, op.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,18 +67,18 @@ func TestSweepHandsOnALapsedResendGuard(t *testing.T) {
 	if storetest.Postgres() {
 		time.Sleep(100 * time.Millisecond) // a margin for the database's clock
 	}
-	if _, err := ledger.Sweep(ctx, 100); err != nil { // one sweep
+	if _, err := ledger.Upkeep.Sweep(ctx, 100); err != nil { // one sweep
 		t.Fatal(err)
 	}
 	for typ, op := range ops {
-		got, err := ledger.Get(ctx, wf, op.ID)
+		got, err := ledger.Workflow.Get(ctx, wf, op.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.State != domain.UnknownOutcome || got.LastError == nil || got.LastError.Code != "retention_expired" {
 			t.Fatalf("%s one sweep after the retention ended: %s %+v; want unknown_outcome, retention_expired", typ, got.State, got.LastError)
 		}
-		events, err := ledger.Timeline(ctx, wf, op.ID)
+		events, err := ledger.Workflow.Timeline(ctx, wf, op.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

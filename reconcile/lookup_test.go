@@ -111,13 +111,13 @@ var lookupAdmin = domain.Actor{Kind: domain.ActorPerson, Name: "ada", Email: "ad
 // executed, if set, are the params the provider executed it with first.
 func (r *lookupRig) timedOut(key, typ string, executed map[string]any) domain.Operation {
 	r.t.Helper()
-	res, err := r.ledger.Register(r.ctx, lookupWorkflow, domain.Registration{Key: key, Type: typ,
+	res, err := r.ledger.Workflow.Register(r.ctx, lookupWorkflow, domain.Registration{Key: key, Type: typ,
 		Content: json.RawMessage(`{"subject":"call back"}`), Claim: &domain.Claim{Worker: "w-1"}})
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	op := res.Operation
-	if _, err := r.ledger.Begin(r.ctx, lookupWorkflow, op.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token}); err != nil {
+	if _, err := r.ledger.Workflow.Begin(r.ctx, lookupWorkflow, op.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token}); err != nil {
 		r.t.Fatal(err)
 	}
 	if executed != nil {
@@ -128,7 +128,7 @@ func (r *lookupRig) timedOut(key, typ string, executed map[string]any) domain.Op
 		}
 		resp.Body.Close()
 	}
-	got, err := r.ledger.Settle(r.ctx, lookupWorkflow, op.ID, domain.Settle{LeaseToken: res.Claim.Lease.Token, Outcome: domain.OutcomeUnknown,
+	got, err := r.ledger.Workflow.Settle(r.ctx, lookupWorkflow, op.ID, domain.Settle{LeaseToken: res.Claim.Lease.Token, Outcome: domain.OutcomeUnknown,
 		Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Code: "timeout", Message: "no answer within 10s"}})
 	if err != nil {
 		r.t.Fatal(err)
@@ -147,7 +147,7 @@ func (r *lookupRig) lookuper(allowPrivate bool) *reconcile.Lookuper {
 		return ""
 	}
 	log := slog.New(slog.NewTextHandler(lockedWriter{&r.logMu, r.logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	return &reconcile.Lookuper{Ledger: r.ledger, Store: r.st, Looker: lookup.New(allowPrivate, getenv), Types: r.ledger.Cards.LookupTypes(),
+	return &reconcile.Lookuper{Ledger: r.ledger.Upkeep, Store: r.st, Looker: lookup.New(allowPrivate, getenv), Types: r.ledger.Cards.LookupTypes(),
 		Backoff: 5 * time.Second, Now: r.Now, Log: log}
 }
 
@@ -164,7 +164,7 @@ func (r *lookupRig) pass(l *reconcile.Lookuper, want int) {
 
 func (r *lookupRig) get(id string) domain.Operation {
 	r.t.Helper()
-	op, err := r.ledger.Get(r.ctx, lookupAdmin, id)
+	op, err := r.ledger.Workflow.Get(r.ctx, lookupAdmin, id)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func (r *lookupRig) get(id string) domain.Operation {
 
 func (r *lookupRig) last(id string) domain.AuditEvent {
 	r.t.Helper()
-	events, err := r.ledger.Timeline(r.ctx, lookupAdmin, id)
+	events, err := r.ledger.Workflow.Timeline(r.ctx, lookupAdmin, id)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func (r *lookupRig) last(id string) domain.AuditEvent {
 
 func (r *lookupRig) notifications(id string) []domain.NotificationRecord {
 	r.t.Helper()
-	ns, err := r.ledger.Notifications(r.ctx, lookupAdmin, id)
+	ns, err := r.ledger.Outbox.Notifications(r.ctx, lookupAdmin, id)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestLookupAuthoritativeNotFoundRetriesUnderTheSameKey(t *testing.T) {
 		t.Fatal("an authoritative not-found woke someone")
 	}
 	time.Sleep(1100 * time.Millisecond) // the card's backoff, on the store's clock
-	claimed, err := r.ledger.Claim(r.ctx, lookupWorkflow, op.ID, domain.Claim{Worker: "w-2"})
+	claimed, err := r.ledger.Workflow.Claim(r.ctx, lookupWorkflow, op.ID, domain.Claim{Worker: "w-2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +404,7 @@ func TestLookupOncePerTryOnThreeReplicas(t *testing.T) {
 		if got := r.get(op.ID); got.State != domain.Completed {
 			t.Errorf("%s: %s", op.Key, got.State)
 		}
-		events, _ := r.ledger.Timeline(r.ctx, lookupAdmin, op.ID)
+		events, _ := r.ledger.Workflow.Timeline(r.ctx, lookupAdmin, op.ID)
 		looked := 0
 		for _, e := range events {
 			if e.Action == domain.ActionLookedUp {
@@ -433,17 +433,17 @@ func TestLookupLateCallIsNotSentAgain(t *testing.T) {
 	card.LookupAdapter = &a
 	r.ledger.Cards[card.Name] = card
 
-	res, err := r.ledger.Register(r.ctx, lookupWorkflow, domain.Registration{Key: "evt_late:crm", Type: card.Name,
+	res, err := r.ledger.Workflow.Register(r.ctx, lookupWorkflow, domain.Registration{Key: "evt_late:crm", Type: card.Name,
 		Content: json.RawMessage(`{"subject":"call back"}`), Claim: &domain.Claim{Worker: "w-1", Lease: 300 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	op := res.Operation
-	if _, err := r.ledger.Begin(r.ctx, lookupWorkflow, op.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token}); err != nil {
+	if _, err := r.ledger.Workflow.Begin(r.ctx, lookupWorkflow, op.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(400 * time.Millisecond) // the worker's lease lapses, its call still in flight
-	if _, err := r.ledger.Sweep(r.ctx, 10); err != nil {
+	if _, err := r.ledger.Upkeep.Sweep(r.ctx, 10); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.get(op.ID); got.State != domain.UnknownOutcome || got.DeskEnteredAt != nil {
@@ -454,7 +454,7 @@ func TestLookupLateCallIsNotSentAgain(t *testing.T) {
 	if got := r.get(op.ID); got.State != domain.UnknownOutcome || got.DeskEnteredAt != nil {
 		t.Fatalf("after a not-found before the call's deadline: %s desk %v %+v; want still awaiting the lookup", got.State, got.DeskEnteredAt, got.LastError)
 	}
-	if _, err := r.ledger.Claim(r.ctx, lookupWorkflow, op.ID, domain.Claim{Worker: "w-2"}); domain.ErrorCode(err) != domain.ENotClaimable {
+	if _, err := r.ledger.Workflow.Claim(r.ctx, lookupWorkflow, op.ID, domain.Claim{Worker: "w-2"}); domain.ErrorCode(err) != domain.ENotClaimable {
 		t.Fatalf("a claim before the call's deadline: %v; want not claimable", err)
 	}
 
@@ -494,7 +494,7 @@ func TestLookupLateCallIsNotSentAgain(t *testing.T) {
 func TestReconcileNotFoundWaitsForTheCallDeadline(t *testing.T) {
 	r := newLookupRig(t, sandbox.Config{})
 	op := r.timedOut("evt_rec:crm", "crm.get", nil)
-	got, err := r.ledger.Reconcile(r.ctx, lookupWorkflow, op.ID, domain.Reconcile{Evidence: "GET /records/" + op.ProviderKey + " → 404"})
+	got, err := r.ledger.Workflow.Reconcile(r.ctx, lookupWorkflow, op.ID, domain.Reconcile{Evidence: "GET /records/" + op.ProviderKey + " → 404"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,12 +61,12 @@ func TestSweeperResendsWithinRetention(t *testing.T) {
 	wf := domain.Actor{Kind: domain.ActorWorkflow, Name: "w", Namespace: "ns"}
 	began := map[string]domain.Operation{}
 	for _, typ := range []string{"mail.send", "mail.brief"} {
-		res, err := ledger.Register(ctx, wf, domain.Registration{Key: "evt_1:" + typ, Type: typ,
+		res, err := ledger.Workflow.Register(ctx, wf, domain.Registration{Key: "evt_1:" + typ, Type: typ,
 			Content: json.RawMessage(`{"to":"a@example.com","type":"` + typ + `"}`), Claim: &domain.Claim{Worker: "w-1", Lease: time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		op, err := ledger.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token})
+		op, err := ledger.Workflow.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,13 +78,13 @@ func TestSweeperResendsWithinRetention(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		(&reconcile.Sweeper{Ledger: ledger, Interval: 10 * time.Millisecond}).Run(sweepCtx)
+		(&reconcile.Sweeper{Ledger: ledger.Upkeep, Interval: 10 * time.Millisecond}).Run(sweepCtx)
 	}()
 	after := map[string]domain.Operation{}
 	deadline := time.Now().Add(10 * time.Second)
 	for typ, op := range began {
 		for {
-			got, err := ledger.Get(ctx, wf, op.ID)
+			got, err := ledger.Workflow.Get(ctx, wf, op.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +107,7 @@ func TestSweeperResendsWithinRetention(t *testing.T) {
 		op.ProviderKey != began["mail.send"].ProviderKey {
 		t.Fatalf("mail.send after the sweep: %s error %+v key %q", op.State, op.LastError, op.ProviderKey)
 	}
-	events, err := ledger.Timeline(ctx, wf, op.ID)
+	events, err := ledger.Workflow.Timeline(ctx, wf, op.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestSweeperResendsWithinRetention(t *testing.T) {
 			resent.Action, resent.FromState, resent.ToState, resent.Actor.Kind, resent.Detail)
 	}
 	clk.wait(1100 * time.Millisecond) // the backoff: at most a second
-	claimed, err := ledger.Claim(ctx, wf, op.ID, domain.Claim{Worker: "w-2"})
+	claimed, err := ledger.Workflow.Claim(ctx, wf, op.ID, domain.Claim{Worker: "w-2"})
 	if err != nil {
 		t.Fatalf("claim of the re-sent operation: %v", err)
 	}
@@ -135,7 +135,7 @@ func TestSweeperResendsWithinRetention(t *testing.T) {
 		t.Fatalf("mail.brief after the sweep: %s error %+v", brief.State, brief.LastError)
 	}
 	viewer := domain.Actor{Kind: domain.ActorPerson, Name: "olga", Email: "olga@example.com", Role: domain.RoleViewer}
-	desk, _, err := ledger.DeskQueue(ctx, viewer, domain.ListQuery{States: []domain.State{domain.UnknownOutcome}, Limit: 10}, "")
+	desk, _, err := ledger.Desk.DeskQueue(ctx, viewer, domain.ListQuery{States: []domain.State{domain.UnknownOutcome}, Limit: 10}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

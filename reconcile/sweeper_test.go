@@ -29,13 +29,13 @@ func TestSweepersOnSeveralReplicas(t *testing.T) {
 	wf := domain.Actor{Kind: domain.ActorWorkflow, Name: "w", Namespace: "ns"}
 	var ids []string
 	for i := range 30 {
-		res, err := ledger.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("k%d", i), Type: "crm.task.create",
+		res, err := ledger.Workflow.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("k%d", i), Type: "crm.task.create",
 			Content: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)), Claim: &domain.Claim{Worker: "w", Lease: time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if i%2 == 1 { // half of them reached the provider call
-			if _, err := ledger.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token}); err != nil {
+			if _, err := ledger.Workflow.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -50,13 +50,13 @@ func TestSweepersOnSeveralReplicas(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			// each replica has its own Ledger over the same database
-			(&reconcile.Sweeper{Ledger: domain.NewLedger(st, card()), Interval: 20 * time.Millisecond, Batch: 7}).Run(sweepCtx)
+			(&reconcile.Sweeper{Ledger: domain.NewLedger(st, card()).Upkeep, Interval: 20 * time.Millisecond, Batch: 7}).Run(sweepCtx)
 		}()
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for _, id := range ids {
 		for {
-			op, err := ledger.Get(ctx, wf, id)
+			op, err := ledger.Workflow.Get(ctx, wf, id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +72,7 @@ func TestSweepersOnSeveralReplicas(t *testing.T) {
 	stop()
 	wg.Wait()
 	for i, id := range ids {
-		op, _ := ledger.Get(ctx, wf, id)
+		op, _ := ledger.Workflow.Get(ctx, wf, id)
 		want := domain.Received
 		if i%2 == 1 {
 			want = domain.UnknownOutcome
@@ -80,7 +80,7 @@ func TestSweepersOnSeveralReplicas(t *testing.T) {
 		if op.State != want {
 			t.Errorf("%s is %s, want %s", id, op.State, want)
 		}
-		events, err := ledger.Timeline(ctx, wf, id)
+		events, err := ledger.Workflow.Timeline(ctx, wf, id)
 		if err != nil {
 			t.Fatal(err)
 		}

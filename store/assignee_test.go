@@ -37,10 +37,10 @@ func TestAssign_byPerson(t *testing.T) {
 	ada, adaElsewhere, bob, vic := assignPeople(t, st)
 	op := intoDesk(t, l, "evt_assign:a", true)
 
-	if _, err := l.Assignee(ctx, bob, "ADA@example.com"); domain.ErrorCode(err) != domain.EInvalid {
+	if _, err := l.Desk.Assignee(ctx, bob, "ADA@example.com"); domain.ErrorCode(err) != domain.EInvalid {
 		t.Fatalf("an email two people share: %v", err)
 	}
-	if p, err := l.Assignee(ctx, bob, "Bob@Example.com"); err != nil || p.Subject != "u2" || p.Issuer != "https://idp" {
+	if p, err := l.Desk.Assignee(ctx, bob, "Bob@Example.com"); err != nil || p.Subject != "u2" || p.Issuer != "https://idp" {
 		t.Fatalf("bob: %+v %v", p, err)
 	}
 	for name, to := range map[string]domain.Person{
@@ -48,23 +48,23 @@ func TestAssign_byPerson(t *testing.T) {
 		"viewer":     vic.Person(),
 		"no subject": {Email: "ada@example.com"},
 	} {
-		_, err := l.Assign(ctx, bob, op.ID, domain.Assign{To: to, Reason: "r", ExpectedVersion: op.Version})
+		_, err := l.Desk.Assign(ctx, bob, op.ID, domain.Assign{To: to, Reason: "r", ExpectedVersion: op.Version})
 		if e := domain.AsError(err); e.Code != domain.EInvalid || len(e.Fields) != 1 || e.Fields[0].Field != "assignee" {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	if got, _ := l.Get(ctx, bob, op.ID); got.Version != op.Version || got.Assignee != "" {
+	if got, _ := l.Workflow.Get(ctx, bob, op.ID); got.Version != op.Version || got.Assignee != "" {
 		t.Fatalf("a refused assignment changed the operation: v%d %q", got.Version, got.Assignee)
 	}
 
 	// Bob assigns it to Ada: the Ledger records her as the people table
 	// knows her, whatever else the command said of her.
-	_, err := l.Assign(ctx, bob, op.ID, domain.Assign{To: domain.Person{Issuer: "https://idp", Subject: "u1", Email: "forged@example.com"},
+	_, err := l.Desk.Assign(ctx, bob, op.ID, domain.Assign{To: domain.Person{Issuer: "https://idp", Subject: "u1", Email: "forged@example.com"},
 		Reason: "Ada knows", ExpectedVersion: op.Version})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := l.Get(ctx, bob, op.ID)
+	got, _ := l.Workflow.Get(ctx, bob, op.ID)
 	if got.Assignee != "ada@example.com" || got.AssigneeIssuer != "https://idp" || got.AssigneeSubject != "u1" {
 		t.Fatalf("stored %q %q %q", got.Assignee, got.AssigneeIssuer, got.AssigneeSubject)
 	}
@@ -77,7 +77,7 @@ func TestAssign_byPerson(t *testing.T) {
 
 	mine := func(a domain.Actor) int {
 		t.Helper()
-		ops, _, err := l.List(ctx, a, domain.ListQuery{HeldBy: &a, States: domain.DeskStates}, "")
+		ops, _, err := l.Workflow.List(ctx, a, domain.ListQuery{HeldBy: &a, States: domain.DeskStates}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,33 +99,33 @@ func TestAssign_survivesWorkerWrites(t *testing.T) {
 	st := storetest.New(t)
 	l := domain.NewLedger(st, testCards())
 	_, _, bob, _ := assignPeople(t, st)
-	res, err := l.Register(ctx, wf, domain.Registration{Key: "evt_fast:a", Type: "crm.task.create",
+	res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: "evt_fast:a", Type: "crm.task.create",
 		Content: json.RawMessage(`{"a":1}`), Claim: &domain.Claim{Worker: "w"}})
 	if err != nil || res.Claim == nil {
 		t.Fatalf("register: %+v %v", res, err)
 	}
 	id, tok := res.Operation.ID, res.Claim.Lease.Token
-	if _, err := l.Assign(ctx, bob, id, domain.Assign{To: bob.Person(), Reason: "watching it"}); err != nil {
+	if _, err := l.Desk.Assign(ctx, bob, id, domain.Assign{To: bob.Person(), Reason: "watching it"}); err != nil {
 		t.Fatal(err)
 	}
 	kept := func(step string) {
 		t.Helper()
-		got, err := l.Get(ctx, bob, id)
+		got, err := l.Workflow.Get(ctx, bob, id)
 		if err != nil || got.Assignee != "bob@example.com" || got.AssigneeIssuer != "https://idp" || got.AssigneeSubject != "u2" {
 			t.Fatalf("after %s: assignee %q %q %q %v", step, got.Assignee, got.AssigneeIssuer, got.AssigneeSubject, err)
 		}
 	}
 	kept("assign")
-	if _, err := l.Begin(ctx, wf, id, domain.Begin{LeaseToken: tok}); err != nil {
+	if _, err := l.Workflow.Begin(ctx, wf, id, domain.Begin{LeaseToken: tok}); err != nil {
 		t.Fatal(err)
 	}
 	kept("begin")
-	if _, err := l.Settle(ctx, wf, id, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeUnknown,
+	if _, err := l.Workflow.Settle(ctx, wf, id, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeUnknown,
 		Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Code: "read_timeout"}}); err != nil {
 		t.Fatal(err)
 	}
 	kept("settle")
-	if ops, _, err := l.List(ctx, bob, domain.ListQuery{HeldBy: &bob, States: domain.DeskStates}, ""); err != nil || len(ops) != 1 {
+	if ops, _, err := l.Workflow.List(ctx, bob, domain.ListQuery{HeldBy: &bob, States: domain.DeskStates}, ""); err != nil || len(ops) != 1 {
 		t.Fatalf("bob's desk: %d %v", len(ops), err)
 	}
 }

@@ -27,7 +27,7 @@ func TestAudit_concurrentWritersKeepValidChains(t *testing.T) {
 	// deadlock when a cold statement is prepared while transactions hold
 	// every pooled connection (see the note in the issue), which is not
 	// what this test is about.
-	if _, err := x.l.AddNote(ctx, operator, hot, domain.Note{Text: "warm-up"}); err != nil {
+	if _, err := x.l.Desk.AddNote(ctx, operator, hot, domain.Note{Text: "warm-up"}); err != nil {
 		t.Fatal(err)
 	}
 	x.system("token_created")
@@ -44,7 +44,7 @@ func TestAudit_concurrentWritersKeepValidChains(t *testing.T) {
 	for i := range 20 {
 		run(func() { x.lifecycle(fmt.Sprintf("evt_%d:task", i)) })
 		run(func() {
-			_, err := x.l.AddNote(ctx, operator, hot, domain.Note{Text: fmt.Sprintf("note %d", i)})
+			_, err := x.l.Desk.AddNote(ctx, operator, hot, domain.Note{Text: fmt.Sprintf("note %d", i)})
 			switch {
 			case err == nil:
 				notes.Add(1)

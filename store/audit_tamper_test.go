@@ -40,21 +40,21 @@ func newAuditFixture(t *testing.T) *auditFixture {
 func (x *auditFixture) lifecycle(key string) string {
 	x.t.Helper()
 	ctx := context.Background()
-	res, err := x.l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
+	res, err := x.l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
 		Content: json.RawMessage(`{"title":"Follow up","ref":"` + key + `"}`)})
 	if err != nil {
 		x.t.Fatal(err)
 	}
 	id := res.Operation.ID
-	c, err := x.l.Claim(ctx, wf, id, domain.Claim{Worker: "w1"})
+	c, err := x.l.Workflow.Claim(ctx, wf, id, domain.Claim{Worker: "w1"})
 	if err != nil {
 		x.t.Fatal(err)
 	}
 	tok := c.Lease.Token
-	if _, err := x.l.Begin(ctx, wf, id, domain.Begin{LeaseToken: tok}); err != nil {
+	if _, err := x.l.Workflow.Begin(ctx, wf, id, domain.Begin{LeaseToken: tok}); err != nil {
 		x.t.Fatal(err)
 	}
-	if _, err := x.l.Settle(ctx, wf, id, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeCompleted,
+	if _, err := x.l.Workflow.Settle(ctx, wf, id, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeCompleted,
 		Result: &domain.Result{Ref: "crm_" + key}}); err != nil {
 		x.t.Fatal(err)
 	}
@@ -66,12 +66,12 @@ func (x *auditFixture) lifecycle(key string) string {
 func (x *auditFixture) twoCalls(key string) string {
 	x.t.Helper()
 	ctx := context.Background()
-	res, err := x.l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
+	res, err := x.l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
 		Content: json.RawMessage(`{"title":"Follow up","ref":"` + key + `"}`), Claim: &domain.Claim{Worker: "w1", Begin: true}})
 	if err != nil {
 		x.t.Fatal(err)
 	}
-	if _, err := x.l.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: res.Claim.Lease.Token,
+	if _, err := x.l.Workflow.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: res.Claim.Lease.Token,
 		Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "crm_" + key}}); err != nil {
 		x.t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func TestListAudit_filtersAndPages(t *testing.T) {
 	}
 	other := wf
 	other.Namespace = "other"
-	if _, err := x.l.Register(ctx, other, domain.Registration{Key: "k", Type: "crm.task.create", Content: []byte(`{}`)}); err != nil {
+	if _, err := x.l.Workflow.Register(ctx, other, domain.Registration{Key: "k", Type: "crm.task.create", Content: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -184,7 +184,7 @@ func TestPurge_onlyFinalStreamsPastRetention(t *testing.T) {
 	ctx := context.Background()
 	x := newAuditFixture(t)
 	done := x.lifecycle("evt_1:task")
-	res, err := x.l.Register(ctx, wf, domain.Registration{Key: "evt_2:task", Type: "crm.task.create", Content: []byte(`{}`)})
+	res, err := x.l.Workflow.Register(ctx, wf, domain.Registration{Key: "evt_2:task", Type: "crm.task.create", Content: []byte(`{}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

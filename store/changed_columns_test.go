@@ -31,18 +31,18 @@ func TestApply_writesWhatWasDecided(t *testing.T) {
 		}
 	}
 	a := registerClaimed(t, l, "evt_cols:a")
-	op, err := l.Heartbeat(ctx, wf, a.ID, domain.Heartbeat{LeaseToken: 1, Lease: time.Minute})
+	op, err := l.Workflow.Heartbeat(ctx, wf, a.ID, domain.Heartbeat{LeaseToken: 1, Lease: time.Minute})
 	same("heartbeat", op, err)
-	op, err = l.Begin(ctx, wf, a.ID, domain.Begin{LeaseToken: 1})
+	op, err = l.Workflow.Begin(ctx, wf, a.ID, domain.Begin{LeaseToken: 1})
 	same("begin", op, err)
-	op, err = l.Settle(ctx, wf, a.ID, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeCompleted,
+	op, err = l.Workflow.Settle(ctx, wf, a.ID, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeCompleted,
 		Result: &domain.Result{Ref: "crm_a"}})
 	same("settle completed", op, err)
 
 	b := registerClaimed(t, l, "evt_cols:b")
-	op, err = l.Begin(ctx, wf, b.ID, domain.Begin{LeaseToken: 1})
+	op, err = l.Workflow.Begin(ctx, wf, b.ID, domain.Begin{LeaseToken: 1})
 	same("begin", op, err)
-	op, err = l.Settle(ctx, wf, b.ID, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeFailedTerminal,
+	op, err = l.Workflow.Settle(ctx, wf, b.ID, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeFailedTerminal,
 		Error: &domain.ErrorInfo{Class: domain.ClassValidation, Code: "E_DENIED", Message: "denied"}})
 	same("settle failed terminal", op, err)
 }

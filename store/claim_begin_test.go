@@ -31,7 +31,7 @@ func TestClaimBegin_WorkerDiesBeforeItsCall(t *testing.T) {
 	l.Now = func() time.Time { return clock }
 	register := func(key, typ string, begin bool) domain.Operation {
 		t.Helper()
-		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(`{"to":"a","key":"` + key + `"}`),
+		res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(`{"to":"a","key":"` + key + `"}`),
 			Claim: &domain.Claim{Worker: "w", Lease: time.Second, Begin: begin}})
 		if err != nil || res.Claim == nil {
 			t.Fatalf("register %s: %+v %v", key, res, err)
@@ -52,7 +52,7 @@ func TestClaimBegin_WorkerDiesBeforeItsCall(t *testing.T) {
 	} else {
 		clock = clock.Add(2 * time.Second)
 	}
-	if n, err := l.Sweep(ctx, 100); err != nil || n != 3 {
+	if n, err := l.Upkeep.Sweep(ctx, 100); err != nil || n != 3 {
 		t.Fatalf("sweep ended %d leases (%v), want 3", n, err)
 	}
 	want := map[string]struct {
@@ -144,7 +144,7 @@ func TestRegisterClaim_oneEvent(t *testing.T) {
 		if begin {
 			key, want, state = "evt_1:began", domain.ActionRegisteredAndBegan, domain.ActionPending
 		}
-		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
+		res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
 			Content: json.RawMessage(`{"to":"a"}`), Claim: &domain.Claim{Worker: "w-9", Begin: begin}})
 		if err != nil || res.Claim == nil {
 			t.Fatalf("register %s: %+v %v", key, res, err)
@@ -170,11 +170,11 @@ func TestRegisterClaim_oneEvent(t *testing.T) {
 		}
 		tok := res.Claim.Lease.Token
 		if !begin {
-			if _, err := l.Begin(ctx, wf, op.ID, domain.Begin{LeaseToken: tok}); err != nil {
+			if _, err := l.Workflow.Begin(ctx, wf, op.ID, domain.Begin{LeaseToken: tok}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := l.Settle(ctx, wf, op.ID, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeCompleted,
+		if _, err := l.Workflow.Settle(ctx, wf, op.ID, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeCompleted,
 			Result: &domain.Result{Ref: "crm_1"}}); err != nil {
 			t.Fatal(err)
 		}
@@ -188,15 +188,15 @@ func TestRegisterClaim_oneEvent(t *testing.T) {
 	}
 
 	// Three calls: register, claim, begin — an event each.
-	res, err := l.Register(ctx, wf, domain.Registration{Key: "evt_1:three", Type: "crm.task.create", Content: json.RawMessage(`{"to":"b"}`)})
+	res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: "evt_1:three", Type: "crm.task.create", Content: json.RawMessage(`{"to":"b"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := l.Claim(ctx, wf, res.Operation.ID, domain.Claim{Worker: "w-9"})
+	c, err := l.Workflow.Claim(ctx, wf, res.Operation.ID, domain.Claim{Worker: "w-9"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := l.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: c.Lease.Token})
+	b, err := l.Workflow.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: c.Lease.Token})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,13 +17,13 @@ func TestApply_staleChange(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.New(t)
 	l := domain.NewLedger(s, testCards())
-	res, err := l.Register(ctx, wf, domain.Registration{Key: "evt_1:task", Type: "crm.task.create",
+	res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: "evt_1:task", Type: "crm.task.create",
 		Content: json.RawMessage(`{"a":1}`), Claim: &domain.Claim{Worker: "w1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := res.Operation.ID
-	begun, err := l.Begin(ctx, wf, id, domain.Begin{LeaseToken: 1})
+	begun, err := l.Workflow.Begin(ctx, wf, id, domain.Begin{LeaseToken: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,7 +178,7 @@ func TestGroupCommit_connectionKilled(t *testing.T) {
 		wg.Go(func() {
 			for i := range perWorker {
 				key := fmt.Sprintf("evt_%d_%d:task", w, i)
-				res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
+				res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
 					Content: json.RawMessage(`{"a":"` + key + `"}`), Claim: &domain.Claim{Worker: "w1"}})
 				if err != nil || res.Claim == nil {
 					continue // unknown or refused: nothing acknowledged
@@ -188,14 +188,14 @@ func TestGroupCommit_connectionKilled(t *testing.T) {
 				acks[key] = acked{id, 1}
 				mu.Unlock()
 				progress.Add(1)
-				if _, err := l.Begin(ctx, wf, id, domain.Begin{LeaseToken: token}); err != nil {
+				if _, err := l.Workflow.Begin(ctx, wf, id, domain.Begin{LeaseToken: token}); err != nil {
 					continue
 				}
 				mu.Lock()
 				acks[key] = acked{id, 2}
 				mu.Unlock()
 				progress.Add(1)
-				if _, err := l.Settle(ctx, wf, id, domain.Settle{LeaseToken: token, Outcome: domain.OutcomeCompleted,
+				if _, err := l.Workflow.Settle(ctx, wf, id, domain.Settle{LeaseToken: token, Outcome: domain.OutcomeCompleted,
 					Result: &domain.Result{Ref: "crm_" + key}}); err != nil {
 					continue
 				}
@@ -391,7 +391,7 @@ func TestGroupCommit_stalledFlush(t *testing.T) {
 			}
 			defer s.Close()
 			l := domain.NewLedger(s, testCards())
-			res, err := l.Register(ctx, wf, domain.Registration{Key: "evt_1:task", Type: "crm.task.create",
+			res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: "evt_1:task", Type: "crm.task.create",
 				Content: json.RawMessage(`{"a":1}`), Claim: &domain.Claim{Worker: "w1"}})
 			if err != nil {
 				t.Fatal(err)
@@ -413,7 +413,7 @@ func TestGroupCommit_stalledFlush(t *testing.T) {
 			}
 			begun := make(chan error, 1)
 			go func() {
-				_, err := l.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token})
+				_, err := l.Workflow.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token})
 				begun <- err
 			}()
 			waiting := func() bool {
@@ -428,7 +428,7 @@ func TestGroupCommit_stalledFlush(t *testing.T) {
 			}
 			registered := make(chan error, 1)
 			go func() {
-				_, err := l.Register(ctx, wf, domain.Registration{Key: "evt_2:task", Type: "crm.task.create",
+				_, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: "evt_2:task", Type: "crm.task.create",
 					Content: json.RawMessage(`{"a":2}`), Claim: &domain.Claim{Worker: "w1"}})
 				registered <- err
 			}()

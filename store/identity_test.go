@@ -31,12 +31,12 @@ func identityCards() domain.Cards {
 func lostCall(t *testing.T, l *domain.Ledger, key, typ, content string) domain.Operation {
 	t.Helper()
 	ctx := context.Background()
-	res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(content),
+	res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(content),
 		Claim: &domain.Claim{Worker: "w1", Begin: true}})
 	if err != nil || res.Claim == nil {
 		t.Fatalf("register %s: %+v %v", key, res, err)
 	}
-	op, err := l.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: res.Claim.Lease.Token,
+	op, err := l.Workflow.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: res.Claim.Lease.Token,
 		Outcome: domain.OutcomeUnknown, Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Message: "read timeout"}})
 	if err != nil || op.State != domain.UnknownOutcome {
 		t.Fatalf("settle %s: %s %v", key, op.State, err)
@@ -55,7 +55,7 @@ func TestRegister_twinByIdentity(t *testing.T) {
 	l := domain.NewLedger(storetest.New(t), identityCards())
 	register := func(key, typ, content string) domain.RegisterResult {
 		t.Helper()
-		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(content),
+		res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(content),
 			Claim: &domain.Claim{Worker: "w2"}})
 		if err != nil || !res.Created {
 			t.Fatalf("register %s: %+v %v", key, res, err)
@@ -101,7 +101,7 @@ func TestRegister_echoOfOurOwnEffect(t *testing.T) {
 	l.Now = func() time.Time { return clock }
 	register := func(key, source, content string) domain.RegisterResult {
 		t.Helper()
-		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.sync", Source: source,
+		res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.sync", Source: source,
 			EventID: strings.Split(key, ":")[0], Content: json.RawMessage(content), Claim: &domain.Claim{Worker: "w1", Begin: true}})
 		if err != nil || !res.Created {
 			t.Fatalf("register %s: %+v %v", key, res, err)
@@ -113,7 +113,7 @@ func TestRegister_echoOfOurOwnEffect(t *testing.T) {
 		if res.Claim == nil {
 			t.Fatalf("%s was not claimed: %s %+v", res.Operation.Key, res.Operation.State, res.Operation.LastError)
 		}
-		op, err := l.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: res.Claim.Lease.Token,
+		op, err := l.Workflow.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: res.Claim.Lease.Token,
 			Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "task_1"}})
 		if err != nil || op.State != domain.Completed {
 			t.Fatalf("settle: %s %v", op.State, err)
@@ -129,7 +129,7 @@ func TestRegister_echoOfOurOwnEffect(t *testing.T) {
 		!strings.Contains(op.LastError.Message, orig.Key) {
 		t.Fatalf("the echo: %s %+v, claim %v", op.State, op.LastError, echo.Claim)
 	}
-	tl, err := l.Timeline(ctx, operator, echo.Operation.ID)
+	tl, err := l.Workflow.Timeline(ctx, operator, echo.Operation.ID)
 	if err != nil || len(tl) == 0 || !strings.Contains(string(tl[0].Detail), `"echo_of":{"id":"`+orig.ID+`","key":"evt_1:task"}`) {
 		t.Fatalf("the echo's registration does not name the original: %v %v", tl, err)
 	}
@@ -144,7 +144,7 @@ func TestRegister_echoOfOurOwnEffect(t *testing.T) {
 	complete(register("evt_5:task", "crm-webhook", `{"task":"T-2","title":"Call Bo"}`))
 
 	// A second intent the guard took for an echo: a person retries it.
-	retried, err := l.Resolve(ctx, operator, echo.Operation.ID, domain.Resolve{Action: domain.ResolveRetry,
+	retried, err := l.Desk.Resolve(ctx, operator, echo.Operation.ID, domain.Resolve{Action: domain.ResolveRetry,
 		Reason: "the CRM user really asked for a second call", ExpectedVersion: echo.Operation.Version})
 	if err != nil || retried.State != domain.Received {
 		t.Fatalf("retry of the echo: %s %v", retried.State, err)

@@ -44,7 +44,7 @@ func TestMigration_incidentBackfill(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := domain.NewLedger(s, testCards())
-	list, err := l.DeskIncidents(ctx, person)
+	list, err := l.Incidents.DeskIncidents(ctx, person)
 	if err != nil || len(list) != 2 {
 		t.Fatalf("incidents: %+v %v", list, err)
 	}
@@ -55,11 +55,14 @@ func TestMigration_incidentBackfill(t *testing.T) {
 	}
 	// The backfilled items leave their incident as any other.
 	op, _, _ := s.Load(ctx, "", "op_00")
-	if _, err := l.Resolve(ctx, triager, op.ID, domain.Resolve{Action: domain.ResolveConfirmExecuted, Result: &domain.Result{Ref: "r"},
+	if _, err := l.Desk.Resolve(ctx, triager, op.ID, domain.Resolve{Action: domain.ResolveConfirmExecuted, Result: &domain.Result{Ref: "r"},
 		Reason: "found", ExpectedVersion: op.Version}); err != nil {
 		t.Fatal(err)
 	}
-	if in, _, _, _ := l.DeskIncident(ctx, person, in.ID); in.OpenItems != 1 {
+	if in, _, _, _ := l.Incidents.DeskIncident(ctx, person, in.ID); in.OpenItems != 1 {
 		t.Fatalf("after deciding a backfilled item: %+v", in)
 	}
 }
+
+var triager = domain.Actor{Kind: domain.ActorPerson, Name: "Ann", Email: "ann@example.com", Subject: "ann", Issuer: "idp",
+	Role: domain.RoleOperator}

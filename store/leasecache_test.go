@@ -19,12 +19,12 @@ import (
 func registerClaimed(t *testing.T, l *domain.Ledger, key string) domain.Operation {
 	t.Helper()
 	ctx := context.Background()
-	res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
+	res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
 		Content: json.RawMessage(`{"a":"` + key + `"}`), Claim: &domain.Claim{Worker: "w1"}})
 	if err != nil || res.Claim == nil || res.Claim.Lease.Token != 1 {
 		t.Fatalf("register %s: %+v %v", key, res, err)
 	}
-	if _, err := l.Get(ctx, wf, res.Operation.ID); err != nil {
+	if _, err := l.Workflow.Get(ctx, wf, res.Operation.ID); err != nil {
 		t.Fatal(err)
 	}
 	return res.Operation
@@ -43,7 +43,7 @@ func expireInDB(t *testing.T, s *store.Store, id string) {
 
 func checkChain(t *testing.T, l *domain.Ledger, op domain.Operation) []domain.AuditEvent {
 	t.Helper()
-	events, err := l.Timeline(context.Background(), wf, op.ID)
+	events, err := l.Workflow.Timeline(context.Background(), wf, op.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestLeaseCache_expiredByDatabaseClock(t *testing.T) {
 
 	notBegun := registerClaimed(t, l, "evt_exp:a")
 	expireInDB(t, s, notBegun.ID)
-	if _, err := l.Begin(ctx, wf, notBegun.ID, domain.Begin{LeaseToken: 1}); domain.ErrorCode(err) != domain.EStaleLease {
+	if _, err := l.Workflow.Begin(ctx, wf, notBegun.ID, domain.Begin{LeaseToken: 1}); domain.ErrorCode(err) != domain.EStaleLease {
 		t.Fatalf("begin after the lease ran out: %v", err)
 	}
 	if got, _, _ := s.Load(ctx, "", notBegun.ID); got.State != domain.Received || got.Lease != nil {
@@ -77,11 +77,11 @@ func TestLeaseCache_expiredByDatabaseClock(t *testing.T) {
 	}
 
 	begun := registerClaimed(t, l, "evt_exp:b")
-	if _, err := l.Begin(ctx, wf, begun.ID, domain.Begin{LeaseToken: 1}); err != nil {
+	if _, err := l.Workflow.Begin(ctx, wf, begun.ID, domain.Begin{LeaseToken: 1}); err != nil {
 		t.Fatal(err)
 	}
 	expireInDB(t, s, begun.ID)
-	_, err := l.Settle(ctx, wf, begun.ID, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "crm_1"}})
+	_, err := l.Workflow.Settle(ctx, wf, begun.ID, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "crm_1"}})
 	if domain.ErrorCode(err) != domain.EStaleLease {
 		t.Fatalf("settle after the lease ran out: %v", err)
 	}
@@ -99,11 +99,11 @@ func TestLeaseCache_expiredByDatabaseClock(t *testing.T) {
 	cards[notifying.Name] = notifying
 	l = domain.NewLedger(s, cards)
 	terminal := registerClaimed(t, l, "evt_exp:c")
-	if _, err := l.Begin(ctx, wf, terminal.ID, domain.Begin{LeaseToken: 1}); err != nil {
+	if _, err := l.Workflow.Begin(ctx, wf, terminal.ID, domain.Begin{LeaseToken: 1}); err != nil {
 		t.Fatal(err)
 	}
 	expireInDB(t, s, terminal.ID)
-	_, err = l.Settle(ctx, wf, terminal.ID, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeFailedTerminal,
+	_, err = l.Workflow.Settle(ctx, wf, terminal.ID, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeFailedTerminal,
 		Error: &domain.ErrorInfo{Class: domain.ClassValidation, Code: "bad"}})
 	if domain.ErrorCode(err) != domain.EStaleLease {
 		t.Fatalf("terminal settle after the lease ran out: %v", err)
@@ -132,15 +132,15 @@ func TestLeaseCache_anotherReplicaMoved(t *testing.T) {
 
 	op := registerClaimed(t, l1, "evt_rep:a")
 	expireInDB(t, s2, op.ID)
-	c, err := l2.Claim(ctx, wf, op.ID, domain.Claim{Worker: "w2"})
+	c, err := l2.Workflow.Claim(ctx, wf, op.ID, domain.Claim{Worker: "w2"})
 	if err != nil || c.Lease.Token != 2 {
 		t.Fatalf("the other replica's claim: %+v %v", c, err)
 	}
 	before, _, _ := s2.Load(ctx, "", op.ID)
-	if _, err := l1.Begin(ctx, wf, op.ID, domain.Begin{LeaseToken: 1}); domain.ErrorCode(err) != domain.EStaleLease {
+	if _, err := l1.Workflow.Begin(ctx, wf, op.ID, domain.Begin{LeaseToken: 1}); domain.ErrorCode(err) != domain.EStaleLease {
 		t.Fatalf("begin with the old token: %v", err)
 	}
-	_, err = l1.Settle(ctx, wf, op.ID, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeFailedRetryable,
+	_, err = l1.Workflow.Settle(ctx, wf, op.ID, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeFailedRetryable,
 		Error: &domain.ErrorInfo{Class: domain.ClassTransient}})
 	if domain.ErrorCode(err) != domain.EStaleLease {
 		t.Fatalf("settle with the old token: %v", err)
@@ -149,10 +149,10 @@ func TestLeaseCache_anotherReplicaMoved(t *testing.T) {
 	if !reflect.DeepEqual(before, after) {
 		t.Fatalf("a refused call wrote:\n%+v\n%+v", before, after)
 	}
-	if _, err := l1.Begin(ctx, wf, op.ID, domain.Begin{LeaseToken: 2}); err != nil {
+	if _, err := l1.Workflow.Begin(ctx, wf, op.ID, domain.Begin{LeaseToken: 2}); err != nil {
 		t.Fatalf("begin with the new token on this replica: %v", err)
 	}
-	done, err := l1.Settle(ctx, wf, op.ID, domain.Settle{LeaseToken: 2, Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "crm_2"}})
+	done, err := l1.Workflow.Settle(ctx, wf, op.ID, domain.Settle{LeaseToken: 2, Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "crm_2"}})
 	if err != nil || done.State != domain.Completed {
 		t.Fatalf("settle with the new token: %+v %v", done, err)
 	}
@@ -168,10 +168,10 @@ func TestLeaseCache_hitSkipsTheLoad(t *testing.T) {
 	l := domain.NewLedger(s, testCards())
 	op := registerClaimed(t, l, "evt_hit:a")
 	loads := store.Loads(s)
-	if _, err := l.Begin(ctx, wf, op.ID, domain.Begin{LeaseToken: 1}); err != nil {
+	if _, err := l.Workflow.Begin(ctx, wf, op.ID, domain.Begin{LeaseToken: 1}); err != nil {
 		t.Fatal(err)
 	}
-	done, err := l.Settle(ctx, wf, op.ID, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "crm_1"}})
+	done, err := l.Workflow.Settle(ctx, wf, op.ID, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "crm_1"}})
 	if err != nil || done.State != domain.Completed {
 		t.Fatalf("settle: %+v %v", done, err)
 	}
@@ -202,14 +202,14 @@ func TestLeaseCache_writesWhatALoadWouldSee(t *testing.T) {
 		if forget {
 			store.ForgetLeased(s, op.ID)
 		}
-		if _, err := l.Begin(ctx, wf, op.ID, domain.Begin{LeaseToken: 1}); err != nil {
+		if _, err := l.Workflow.Begin(ctx, wf, op.ID, domain.Begin{LeaseToken: 1}); err != nil {
 			t.Fatal(err)
 		}
 		same(op.ID, 1)
 		if forget {
 			store.ForgetLeased(s, op.ID)
 		}
-		done, err := l.Settle(ctx, wf, op.ID, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeCompleted,
+		done, err := l.Workflow.Settle(ctx, wf, op.ID, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeCompleted,
 			Result: &domain.Result{Ref: "crm_1", Data: json.RawMessage(`{"x":1}`)}})
 		if err != nil {
 			t.Fatal(err)
@@ -287,7 +287,7 @@ func TestLeaseCache_liveLeaseInOneFlush(t *testing.T) {
 			t.Fatalf("%d: written %v (%v), state %s", i, written[i], errs[i], got.State)
 		}
 	}
-	if events, _ := l.Timeline(ctx, wf, ops[2].ID); len(events) != 1 { // the registration with its claim
+	if events, _ := l.Workflow.Timeline(ctx, wf, ops[2].ID); len(events) != 1 { // the registration with its claim
 		t.Fatalf("the refused begin wrote events: %d", len(events))
 	}
 }
@@ -302,7 +302,7 @@ func TestLeaseCache_noGuessBeforeTheFirstLoad(t *testing.T) {
 	l := domain.NewLedger(s, testCards())
 	var ids []string
 	for _, k := range []string{"a", "b"} {
-		res, err := l.Register(ctx, wf, domain.Registration{Key: "evt_first:" + k, Type: "crm.task.create",
+		res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: "evt_first:" + k, Type: "crm.task.create",
 			Content: json.RawMessage(`{"a":"` + k + `"}`), Claim: &domain.Claim{Worker: "w1"}})
 		if err != nil || res.Claim == nil {
 			t.Fatalf("register: %+v %v", res, err)
@@ -310,7 +310,7 @@ func TestLeaseCache_noGuessBeforeTheFirstLoad(t *testing.T) {
 		ids = append(ids, res.Operation.ID)
 	}
 	for i, want := range []int64{1, 1} {
-		if _, err := l.Begin(ctx, wf, ids[i], domain.Begin{LeaseToken: 1}); err != nil {
+		if _, err := l.Workflow.Begin(ctx, wf, ids[i], domain.Begin{LeaseToken: 1}); err != nil {
 			t.Fatal(err)
 		}
 		if n := store.Loads(s); n != want {

@@ -123,7 +123,7 @@ func BenchmarkLifecycleWAL(b *testing.B) {
 // shape) and settles one operation.
 func walLifecycle(b *testing.B, l *domain.Ledger, key string, twoCall bool) {
 	ctx := context.Background()
-	res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
+	res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
 		Content: json.RawMessage(`{"title":"Follow up ` + key + `","owner":"u_9"}`), Claim: &domain.Claim{Worker: "w1", Begin: twoCall}})
 	if err != nil || res.Claim == nil {
 		b.Error(err, res.ClaimRefused) // not Fatal: the lifecycles run on goroutines of their own
@@ -131,12 +131,12 @@ func walLifecycle(b *testing.B, l *domain.Ledger, key string, twoCall bool) {
 	}
 	id, tok := res.Operation.ID, res.Claim.Lease.Token
 	if !twoCall {
-		if _, err := l.Begin(ctx, wf, id, domain.Begin{LeaseToken: tok}); err != nil {
+		if _, err := l.Workflow.Begin(ctx, wf, id, domain.Begin{LeaseToken: tok}); err != nil {
 			b.Error(err)
 			return
 		}
 	}
-	if _, err := l.Settle(ctx, wf, id, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeCompleted,
+	if _, err := l.Workflow.Settle(ctx, wf, id, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeCompleted,
 		Result: &domain.Result{Ref: "crm_" + key}}); err != nil {
 		b.Error(err)
 	}

@@ -178,7 +178,7 @@ func (m *ledgerModel) register(t *rapid.T) {
 		claim = &domain.Claim{Worker: "w", Begin: rapid.Bool().Draw(t, "begin")}
 	}
 	twins := m.openTwins(t, key, typ, content)
-	res, err := m.ledger.Register(context.Background(), m.wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(content), Claim: claim})
+	res, err := m.ledger.Workflow.Register(context.Background(), m.wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(content), Claim: claim})
 	om := m.ops[key]
 	if om == nil && err == nil && len(twins) > 0 {
 		// Invariant 10: a new key is no escape hatch while a twin is open.
@@ -242,7 +242,7 @@ func (m *ledgerModel) load(t *rapid.T) (*opModel, domain.Operation) {
 	if om == nil {
 		t.Skip("not registered yet")
 	}
-	op, err := m.ledger.Get(context.Background(), m.wf, om.id)
+	op, err := m.ledger.Workflow.Get(context.Background(), m.wf, om.id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func (m *ledgerModel) pick(t *rapid.T, states ...domain.State) (*opModel, domain
 		if om == nil {
 			continue
 		}
-		op, err := m.ledger.Get(context.Background(), m.wf, om.id)
+		op, err := m.ledger.Workflow.Get(context.Background(), m.wf, om.id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -376,7 +376,7 @@ func (m *ledgerModel) begun(t *rapid.T, om *opModel, c domain.ClaimResult) {
 func (m *ledgerModel) claim(t *rapid.T) {
 	om, _ := m.loadOrPick(t, domain.Received, domain.FailedRetryable)
 	begin := rapid.Bool().Draw(t, "begin")
-	c, err := m.ledger.Claim(context.Background(), m.wf, om.id, domain.Claim{Worker: "w", Begin: begin})
+	c, err := m.ledger.Workflow.Claim(context.Background(), m.wf, om.id, domain.Claim{Worker: "w", Begin: begin})
 	if err == nil {
 		m.granted(t, om, c, begin)
 	} else if domain.ErrorCode(err) != domain.ENotClaimable {
@@ -386,7 +386,7 @@ func (m *ledgerModel) claim(t *rapid.T) {
 
 func (m *ledgerModel) begin(t *rapid.T) {
 	om, op := m.loadOrPick(t, domain.Processing)
-	after, err := m.ledger.Begin(context.Background(), m.wf, om.id, domain.Begin{LeaseToken: op.LeaseToken})
+	after, err := m.ledger.Workflow.Begin(context.Background(), m.wf, om.id, domain.Begin{LeaseToken: op.LeaseToken})
 	if err == nil && op.State == domain.Processing {
 		m.sent(t, om, after)
 	}
@@ -405,7 +405,7 @@ func (m *ledgerModel) openTwins(t *rapid.T, key, typ, content string) []string {
 		if k == key {
 			continue
 		}
-		op, err := m.ledger.Get(context.Background(), m.wf, om.id)
+		op, err := m.ledger.Workflow.Get(context.Background(), m.wf, om.id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -421,7 +421,7 @@ func (m *ledgerModel) openTwins(t *rapid.T, key, typ, content string) []string {
 func (m *ledgerModel) revise(t *rapid.T) {
 	om, op := m.pick(t, domain.Received, domain.FailedRetryable, domain.FailedTerminal, domain.AwaitingApproval)
 	content := rapid.SampledFrom([]string{`{"a":3}`, `{"a":4}`}).Draw(t, "revision")
-	_, _ = m.ledger.Revise(context.Background(), operator, om.id, domain.Revise{Content: json.RawMessage(content),
+	_, _ = m.ledger.Desk.Revise(context.Background(), operator, om.id, domain.Revise{Content: json.RawMessage(content),
 		Reason: "fix", ExpectedVersion: op.Version})
 }
 
@@ -433,7 +433,7 @@ func (m *ledgerModel) settle(t *rapid.T) {
 	if outcome == domain.OutcomeCompleted {
 		s.Result, s.Error = &domain.Result{Ref: "ref"}, nil
 	}
-	after, err := m.ledger.Settle(context.Background(), m.wf, om.id, s)
+	after, err := m.ledger.Workflow.Settle(context.Background(), m.wf, om.id, s)
 	if err != nil {
 		return
 	}
@@ -471,9 +471,9 @@ func (m *ledgerModel) staleToken(t *rapid.T) {
 	}
 	old := rapid.Int64Range(1, om.lastToken-1).Draw(t, "old")
 	ctx := context.Background()
-	_, e1 := m.ledger.Begin(ctx, m.wf, om.id, domain.Begin{LeaseToken: old})
-	_, e2 := m.ledger.Heartbeat(ctx, m.wf, om.id, domain.Heartbeat{LeaseToken: old})
-	_, e3 := m.ledger.Settle(ctx, m.wf, om.id, domain.Settle{LeaseToken: old, Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "x"}})
+	_, e1 := m.ledger.Workflow.Begin(ctx, m.wf, om.id, domain.Begin{LeaseToken: old})
+	_, e2 := m.ledger.Workflow.Heartbeat(ctx, m.wf, om.id, domain.Heartbeat{LeaseToken: old})
+	_, e3 := m.ledger.Workflow.Settle(ctx, m.wf, om.id, domain.Settle{LeaseToken: old, Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "x"}})
 	for _, err := range []error{e1, e2, e3} {
 		if domain.ErrorCode(err) != domain.EStaleLease {
 			t.Fatalf("invariant 2: token %d (current %d, state %s) answered %v", old, op.LeaseToken, op.State, err)
@@ -498,7 +498,7 @@ func (m *ledgerModel) resettle(t *rapid.T) {
 	slices.Sort(tokens)
 	s := om.settles[rapid.SampledFrom(tokens).Draw(t, "resettle_token")]
 	ctx := context.Background()
-	again, replayed, err := m.ledger.SettleOnce(ctx, m.wf, om.id, s)
+	again, replayed, err := m.ledger.Workflow.SettleOnce(ctx, m.wf, om.id, s)
 	if err != nil || !replayed || again.ID != op.ID {
 		t.Fatalf("invariant 15: settle %+v repeated on %s v%d answered %s v%d, replayed %v, %v", s, op.State, op.Version,
 			again.State, again.Version, replayed, err)
@@ -522,10 +522,10 @@ func (m *ledgerModel) resettle(t *rapid.T) {
 	} else {
 		other.Error = &domain.ErrorInfo{Class: s.Error.Class, Code: "other"}
 	}
-	if _, replayed, err := m.ledger.SettleOnce(ctx, m.wf, om.id, other); replayed || domain.ErrorCode(err) != domain.EStaleLease {
+	if _, replayed, err := m.ledger.Workflow.SettleOnce(ctx, m.wf, om.id, other); replayed || domain.ErrorCode(err) != domain.EStaleLease {
 		t.Fatalf("invariant 15: another settle %+v with a settled token answered replayed %v, %v", other, replayed, err)
 	}
-	if now, err := m.ledger.Get(ctx, m.wf, om.id); err != nil || now.Version != op.Version {
+	if now, err := m.ledger.Workflow.Get(ctx, m.wf, om.id); err != nil || now.Version != op.Version {
 		t.Fatalf("invariant 15: a repeated settle moved %s from v%d to v%d (%v)", om.id, op.Version, now.Version, err)
 	}
 }
@@ -538,13 +538,13 @@ func (m *ledgerModel) expire(t *rapid.T) {
 	}
 	// Two minutes stays inside mail.send's key retention, six leave it.
 	m.clock = m.clock.Add(rapid.SampledFrom([]time.Duration{2 * time.Minute, 6 * time.Minute}).Draw(t, "advance"))
-	if _, err := m.ledger.Sweep(context.Background(), 100); err != nil {
+	if _, err := m.ledger.Upkeep.Sweep(context.Background(), 100); err != nil {
 		t.Fatal(err)
 	}
 	// A sweep leaves no resend guard behind whose key's retention has
 	// ended: it is handed on at once, not at the next claim.
 	for key, om := range m.ops {
-		op, err := m.ledger.Get(context.Background(), m.wf, om.id)
+		op, err := m.ledger.Workflow.Get(context.Background(), m.wf, om.id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -564,7 +564,7 @@ func (m *ledgerModel) reconcile(t *rapid.T) {
 		t.Skip("no unknown outcome")
 	}
 	card := m.cards[op.Type]
-	atts, err := m.ledger.Attempts(ctx, m.wf, op.ID)
+	atts, err := m.ledger.Workflow.Attempts(ctx, m.wf, op.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -576,7 +576,7 @@ func (m *ledgerModel) reconcile(t *rapid.T) {
 	}
 	from := card.NotFoundFrom(began)
 	early := m.now().Before(from)
-	got, err := m.ledger.Reconcile(ctx, m.wf, op.ID, domain.Reconcile{Evidence: "GET /messages/" + op.ProviderKey + " → 404"})
+	got, err := m.ledger.Workflow.Reconcile(ctx, m.wf, op.ID, domain.Reconcile{Evidence: "GET /messages/" + op.ProviderKey + " → 404"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -614,7 +614,7 @@ func (m *ledgerModel) resolve(t *rapid.T) {
 	r := domain.Resolve{Action: rapid.SampledFrom(actions).Draw(t, "action"),
 		Then:   rapid.SampledFrom([]domain.ResolveAction{domain.ResolveRetry, domain.ResolveCancel}).Draw(t, "then"),
 		Result: &domain.Result{Ref: "found"}, Reason: "checked the provider", ExpectedVersion: op.Version}
-	after, err := m.ledger.Resolve(context.Background(), operator, om.id, r)
+	after, err := m.ledger.Desk.Resolve(context.Background(), operator, om.id, r)
 	if held && r.Action == domain.ResolveResendSameKey {
 		// Invariant 9: the key was sent with the earlier content.
 		if err == nil {
@@ -650,7 +650,7 @@ func (m *ledgerModel) resendProved(op domain.Operation) bool {
 
 func (m *ledgerModel) approve(t *rapid.T) {
 	om, op := m.pick(t, domain.AwaitingApproval)
-	after, err := m.ledger.Approve(context.Background(), approver, om.id, domain.Approve{ContentVersion: op.ContentVersion, Reason: "looks right"})
+	after, err := m.ledger.Desk.Approve(context.Background(), approver, om.id, domain.Approve{ContentVersion: op.ContentVersion, Reason: "looks right"})
 	if err != nil {
 		if op.State == domain.AwaitingApproval && op.ContentAuthor != approver.Identity() {
 			t.Fatalf("approve of %s (%s, by %s): %v", om.id, op.State, op.ContentAuthor, err)

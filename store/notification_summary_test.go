@@ -22,7 +22,7 @@ func TestOutboxSummary_readsStoredRows(t *testing.T) {
 	st := storetest.New(t)
 	l := domain.NewLedger(st, notifyCards())
 	op := toDesk(t, l, "k-summary")
-	if _, err := l.Resolve(ctx, dave, op.ID, domain.Resolve{Action: domain.ResolveConfirmExecuted,
+	if _, err := l.Desk.Resolve(ctx, dave, op.ID, domain.Resolve{Action: domain.ResolveConfirmExecuted,
 		Result: &domain.Result{Ref: "r"}, Reason: "seen"}); err != nil {
 		t.Fatal(err)
 	}
@@ -63,4 +63,51 @@ func TestOutboxSummary_readsStoredRows(t *testing.T) {
 	if ns[1].Unreadable == nil {
 		t.Fatalf("a summary that is not JSON read back as %+v", ns[1].Summary)
 	}
+}
+
+func notifyCards() domain.Cards {
+	cs := testCards()
+	for name, c := range cs {
+		c.Notify = []domain.Destination{{URL: "https://hooks.example.com/" + name, SecretEnv: "S", Format: domain.FormatStandard}}
+		c.EscalateAfter = 30 * time.Minute
+		c.Escalate = []domain.Destination{{URL: "https://pager.example.com/", Format: domain.FormatStandard}}
+		cs[name] = c
+	}
+	return cs
+}
+
+var dave = domain.Actor{Kind: domain.ActorPerson, Name: "dave", Email: "dave@example.com", Role: domain.RoleAdmin}
+
+// itemNotices leaves out the notices of the item's incident
+// (incident_entry.go): the tests of an item's own notifications count
+// those.
+func itemNotices(ns []domain.NotificationRecord) []domain.NotificationRecord {
+	var out []domain.NotificationRecord
+	for _, n := range ns {
+		if n.Summary.Incident == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// toDesk registers an operation and settles it as unknown_outcome.
+func toDesk(t *testing.T, l *domain.Ledger, key string) domain.Operation {
+	t.Helper()
+	ctx := context.Background()
+	res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create", Content: json.RawMessage(`{"a":"` + key + `"}`),
+		Claim: &domain.Claim{Worker: "w"}})
+	if err != nil || res.Claim == nil {
+		t.Fatalf("register: %+v %v", res, err)
+	}
+	tok := res.Claim.Lease.Token
+	if _, err := l.Workflow.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: tok}); err != nil {
+		t.Fatal(err)
+	}
+	op, err := l.Workflow.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeUnknown,
+		Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Code: "read_timeout"}})
+	if err != nil || op.State != domain.UnknownOutcome {
+		t.Fatalf("settle: %s %v", op.State, err)
+	}
+	return op
 }

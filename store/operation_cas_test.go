@@ -22,7 +22,7 @@ func TestStore_Apply_refusesAStaleChange(t *testing.T) {
 	s := storetest.New(t)
 	var db domain.Store = s
 	l := domain.NewLedger(s, testCards())
-	res, err := l.Register(ctx, wf, domain.Registration{Key: "evt_cas:task", Type: "crm.task.create",
+	res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: "evt_cas:task", Type: "crm.task.create",
 		Content: json.RawMessage(`{"a":1}`), Claim: &domain.Claim{Worker: "a"}})
 	if err != nil || res.Claim == nil {
 		t.Fatalf("register: %+v %v", res, err)

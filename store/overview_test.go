@@ -226,13 +226,13 @@ func bands() []time.Duration {
 func TestOverview_PeopleOnly(t *testing.T) {
 	ctx := context.Background()
 	l := domain.NewLedger(storetest.New(t), testCards())
-	if _, err := l.Overview(ctx, wf, ""); domain.ErrorCode(err) != domain.EForbidden {
+	if _, err := l.Desk.Overview(ctx, wf, ""); domain.ErrorCode(err) != domain.EForbidden {
 		t.Fatalf("a workflow reads the overview: %v", err)
 	}
-	if _, err := l.Overview(ctx, person, "nope"); domain.ErrorCode(err) != domain.EInvalid {
+	if _, err := l.Desk.Overview(ctx, person, "nope"); domain.ErrorCode(err) != domain.EInvalid {
 		t.Fatalf("an unknown type: %v", err)
 	}
-	if o, err := l.Overview(ctx, person, ""); err != nil || o.InDesk() != 0 || len(o.PerHour) != 24 || len(o.PerDay) != 30 {
+	if o, err := l.Desk.Overview(ctx, person, ""); err != nil || o.InDesk() != 0 || len(o.PerHour) != 24 || len(o.PerDay) != 30 {
 		t.Fatalf("empty overview: %+v %v", o, err)
 	}
 }

@@ -38,7 +38,7 @@ func lifecycleChanges(b *testing.B, n int, separate bool) (creates, applies []do
 	l := domain.NewLedger(rs, testCards())
 	for i := range n {
 		key := fmt.Sprintf("k%d:task", i)
-		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
+		res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
 			Content: json.RawMessage(`{"title":"Follow up","owner":"u_9","ref":"` + key + `"}`),
 			Claim:   &domain.Claim{Worker: "handoff-load", Lease: 30 * time.Second, Begin: !separate}})
 		if err != nil {
@@ -46,11 +46,11 @@ func lifecycleChanges(b *testing.B, n int, separate bool) (creates, applies []do
 		}
 		id, tok := res.Operation.ID, res.Claim.Lease.Token
 		if separate {
-			if _, err := l.Begin(ctx, wf, id, domain.Begin{LeaseToken: tok}); err != nil {
+			if _, err := l.Workflow.Begin(ctx, wf, id, domain.Begin{LeaseToken: tok}); err != nil {
 				b.Fatal(err)
 			}
 		}
-		if _, err := l.Settle(ctx, wf, id, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeCompleted,
+		if _, err := l.Workflow.Settle(ctx, wf, id, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeCompleted,
 			Result: &domain.Result{Ref: "crm_" + key}}); err != nil {
 			b.Fatal(err)
 		}

@@ -103,7 +103,7 @@ func TestRenderers_equivalent(t *testing.T) {
 	}
 	register := func(key, typ string, claim *domain.Claim) domain.RegisterResult {
 		t.Helper()
-		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(`{"to":"` + key + `"}`), Claim: claim})
+		res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(`{"to":"` + key + `"}`), Claim: claim})
 		if err != nil || !res.Created {
 			t.Fatalf("register %s: %+v %v", key, res, err)
 		}
@@ -119,37 +119,37 @@ func TestRenderers_equivalent(t *testing.T) {
 
 	// A registration alone; claimed by id, begun, heartbeat, completed.
 	done := register("evt_done", "crm.task.create", nil).Operation.ID
-	must(l.Claim(ctx, wf, done, domain.Claim{Worker: "w1"}))
-	must(l.Begin(ctx, wf, done, domain.Begin{LeaseToken: token(done)}))
-	must(l.Heartbeat(ctx, wf, done, domain.Heartbeat{LeaseToken: token(done), Lease: time.Minute}))
-	must(l.Settle(ctx, wf, done, domain.Settle{LeaseToken: token(done), Outcome: domain.OutcomeCompleted,
+	must(l.Workflow.Claim(ctx, wf, done, domain.Claim{Worker: "w1"}))
+	must(l.Workflow.Begin(ctx, wf, done, domain.Begin{LeaseToken: token(done)}))
+	must(l.Workflow.Heartbeat(ctx, wf, done, domain.Heartbeat{LeaseToken: token(done), Lease: time.Minute}))
+	must(l.Workflow.Settle(ctx, wf, done, domain.Settle{LeaseToken: token(done), Outcome: domain.OutcomeCompleted,
 		Result: &domain.Result{Ref: "crm_1", Data: json.RawMessage(`{"id":1}`)}}))
 	// A registration with a claim: a doubtful outcome that notifies the
 	// desk, a note and its resolution.
 	retried := register("evt_retry", "crm.task.notified", &domain.Claim{Worker: "w1"}).Operation.ID
-	must(l.Begin(ctx, wf, retried, domain.Begin{LeaseToken: token(retried)}))
-	must(l.Settle(ctx, wf, retried, domain.Settle{LeaseToken: token(retried), Outcome: domain.OutcomeUnknown,
+	must(l.Workflow.Begin(ctx, wf, retried, domain.Begin{LeaseToken: token(retried)}))
+	must(l.Workflow.Settle(ctx, wf, retried, domain.Settle{LeaseToken: token(retried), Outcome: domain.OutcomeUnknown,
 		Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Message: "no answer"}}))
 	// A claim by id that begins at once; a retryable failure.
 	again := register("evt_again_later", "crm.task.create", nil).Operation.ID
-	must(l.Claim(ctx, wf, again, domain.Claim{Worker: "w2", Begin: true}))
-	must(l.Settle(ctx, wf, again, domain.Settle{LeaseToken: token(again), Outcome: domain.OutcomeFailedRetryable,
+	must(l.Workflow.Claim(ctx, wf, again, domain.Claim{Worker: "w2", Begin: true}))
+	must(l.Workflow.Settle(ctx, wf, again, domain.Settle{LeaseToken: token(again), Outcome: domain.OutcomeFailedRetryable,
 		Error: &domain.ErrorInfo{Class: domain.ClassTransient, Code: "503", Message: "busy"}}))
-	must(l.AddNote(ctx, operator, retried, domain.Note{Text: "calling the provider"}))
-	must(l.Resolve(ctx, operator, retried, domain.Resolve{Action: domain.ResolveConfirmExecuted,
+	must(l.Desk.AddNote(ctx, operator, retried, domain.Note{Text: "calling the provider"}))
+	must(l.Desk.Resolve(ctx, operator, retried, domain.Resolve{Action: domain.ResolveConfirmExecuted,
 		Result: &domain.Result{Ref: "crm_2"}, Reason: "found it"}))
 	// A begun claim at registration, failed for good onto the desk.
 	failed := register("evt_fail", "crm.task.create", &domain.Claim{Worker: "w1", Begin: true}).Operation.ID
-	must(l.Settle(ctx, wf, failed, domain.Settle{LeaseToken: token(failed), Outcome: domain.OutcomeFailedTerminal,
+	must(l.Workflow.Settle(ctx, wf, failed, domain.Settle{LeaseToken: token(failed), Outcome: domain.OutcomeFailedTerminal,
 		Error: &domain.ErrorInfo{Class: domain.ClassValidation, Code: "422", Message: "bad"}}))
-	must(l.Resolve(ctx, operator, failed, domain.Resolve{Action: domain.ResolveCancel, Reason: "bad input"}))
+	must(l.Desk.Resolve(ctx, operator, failed, domain.Resolve{Action: domain.ResolveCancel, Reason: "bad input"}))
 	// Approval: a revision and its approval; a rejection and its supersede.
 	approved := register("evt_approve", "coupon.issue", nil).Operation.ID
-	must(l.Revise(ctx, operator, approved, domain.Revise{Content: json.RawMessage(`{"to":"bob"}`), Reason: "typo"}))
-	must(l.Approve(ctx, approver, approved, domain.Approve{ContentVersion: 2, Reason: "ok"}))
+	must(l.Desk.Revise(ctx, operator, approved, domain.Revise{Content: json.RawMessage(`{"to":"bob"}`), Reason: "typo"}))
+	must(l.Desk.Approve(ctx, approver, approved, domain.Approve{ContentVersion: 2, Reason: "ok"}))
 	rejected := register("evt_reject", "coupon.issue", nil).Operation.ID
-	must(l.Reject(ctx, approver, rejected, domain.Reject{ContentVersion: 1, Reason: "no"}))
-	must(l.Register(ctx, wf, domain.Registration{Key: "evt_again", Type: "coupon.issue",
+	must(l.Desk.Reject(ctx, approver, rejected, domain.Reject{ContentVersion: 1, Reason: "no"}))
+	must(l.Workflow.Register(ctx, wf, domain.Registration{Key: "evt_again", Type: "coupon.issue",
 		Content: json.RawMessage(`{"to":"eve"}`), Supersedes: rejected}))
 	// A change of two events in one statement: a begun lease of a provider
 	// that deduplicates by key expires, and the system re-sends it under

@@ -248,7 +248,7 @@ func TestList_OperationsSearchFollows(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.New(t)
 	l := domain.NewLedger(s, testCards())
-	res, err := l.Register(ctx, wf, domain.Registration{Key: "Evt_Follow:Task", Type: "crm.task.create", EventID: "Evt_Follow",
+	res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: "Evt_Follow:Task", Type: "crm.task.create", EventID: "Evt_Follow",
 		CorrelationID: "Run-Follow-7", ProviderKey: "Prov-Key-Follow", Content: json.RawMessage(`{"note":"Quill Zebra"}`),
 		Claim: &domain.Claim{Worker: "w1"}})
 	if err != nil {
@@ -258,7 +258,7 @@ func TestList_OperationsSearchFollows(t *testing.T) {
 	registered := searchFollows(t, s, "register", id, "quill zebra")
 
 	// The first attempt fails before it began: the operation may be retried.
-	if _, err := l.Settle(ctx, wf, id, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeFailedRetryable,
+	if _, err := l.Workflow.Settle(ctx, wf, id, domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeFailedRetryable,
 		Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Code: "GW-504", Message: "Upstream Sulked"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -271,19 +271,19 @@ func TestList_OperationsSearchFollows(t *testing.T) {
 	if err := store.Exec(ctx, s, "UPDATE operations SET next_retry_at = ? WHERE id = ?", time.Now().UTC().Add(-time.Minute), id); err != nil {
 		t.Fatal(err)
 	}
-	claim, err := l.Claim(ctx, wf, id, domain.Claim{Worker: "w2"})
+	claim, err := l.Workflow.Claim(ctx, wf, id, domain.Claim{Worker: "w2"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	claimed := searchFollows(t, s, "claim", id, "quill zebra")
 	tok := claim.Lease.Token
-	if _, err := l.Begin(ctx, wf, id, domain.Begin{LeaseToken: tok}); err != nil {
+	if _, err := l.Workflow.Begin(ctx, wf, id, domain.Begin{LeaseToken: tok}); err != nil {
 		t.Fatal(err)
 	}
 	if begun := searchFollows(t, s, "begin", id, "quill zebra"); storetest.Postgres() && !slices.Equal(begun, claimed) {
 		t.Errorf("a begin wrote the side table: %+v, then %+v", claimed, begun)
 	}
-	if _, err := l.Settle(ctx, wf, id, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeCompleted,
+	if _, err := l.Workflow.Settle(ctx, wf, id, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeCompleted,
 		Result: &domain.Result{Ref: "CRM-Ref-4242"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestList_OperationsSearchFollows(t *testing.T) {
 
 	desk := intoDesk(t, l, "Evt_Follow:Revised", false)
 	searchFollows(t, s, "into the desk", desk.ID, "")
-	if _, err := l.Revise(ctx, person, desk.ID, domain.Revise{Content: json.RawMessage(`{"note":"Otter Marmalade"}`),
+	if _, err := l.Desk.Revise(ctx, person, desk.ID, domain.Revise{Content: json.RawMessage(`{"note":"Otter Marmalade"}`),
 		Reason: "fix owner", ExpectedVersion: desk.Version}); err != nil {
 		t.Fatal(err)
 	}
@@ -456,7 +456,7 @@ func TestMigration_searchSideDown(t *testing.T) {
 	END $$`); err != nil {
 		t.Fatal(err)
 	}
-	res, err := l.Register(ctx, wf, domain.Registration{Key: "Evt_Down:Task", Type: "crm.task.create",
+	res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: "Evt_Down:Task", Type: "crm.task.create",
 		Content: json.RawMessage(`{"note":"Written Between"}`)})
 	if err != nil {
 		t.Fatalf("a register with 00012 undone: %v", err)
@@ -506,7 +506,7 @@ func registerSettled(t *testing.T, l *domain.Ledger, reg domain.Registration, re
 	t.Helper()
 	ctx := context.Background()
 	reg.Type, reg.Claim = "crm.task.create", &domain.Claim{Worker: "w1", Begin: true}
-	res, err := l.Register(ctx, wf, reg)
+	res, err := l.Workflow.Register(ctx, wf, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -514,7 +514,7 @@ func registerSettled(t *testing.T, l *domain.Ledger, reg domain.Registration, re
 	if fail != nil {
 		settle = domain.Settle{LeaseToken: res.Claim.Lease.Token, Outcome: domain.OutcomeFailedTerminal, Error: fail}
 	}
-	if _, err := l.Settle(ctx, wf, res.Operation.ID, settle); err != nil {
+	if _, err := l.Workflow.Settle(ctx, wf, res.Operation.ID, settle); err != nil {
 		t.Fatal(err)
 	}
 	op, _, err := l.Store.Load(ctx, "", res.Operation.ID)

@@ -52,15 +52,15 @@ func TestSupersede_racingPurgeKeepsContentPurged(t *testing.T) {
 	const n = 50
 	leaked := 0
 	for i := range n {
-		orig, err := l.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("orig-%d", i), Type: "coupon.issue",
+		orig, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("orig-%d", i), Type: "coupon.issue",
 			Content: json.RawMessage(`{"email":"ada@example.com"}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := l.Reject(ctx, approver, orig.Operation.ID, domain.Reject{ContentVersion: 1, Reason: "no"}); err != nil {
+		if _, err := l.Desk.Reject(ctx, approver, orig.Operation.ID, domain.Reject{ContentVersion: 1, Reason: "no"}); err != nil {
 			t.Fatal(err)
 		}
-		repl, err := l.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("repl-%d", i), Type: "crm.task.create",
+		repl, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("repl-%d", i), Type: "crm.task.create",
 			Content: json.RawMessage(`{"n":1}`), Supersedes: orig.Operation.ID})
 		if err != nil {
 			t.Fatal(err)
@@ -98,7 +98,7 @@ func TestGroupCommit_staleNoteKeepsResultDataPurged(t *testing.T) {
 	}
 	begun := func(key string) domain.Operation {
 		op := registerClaimed(t, l, key)
-		if _, err := l.Begin(ctx, wf, op.ID, domain.Begin{LeaseToken: 1}); err != nil {
+		if _, err := l.Workflow.Begin(ctx, wf, op.ID, domain.Begin{LeaseToken: 1}); err != nil {
 			t.Fatal(err)
 		}
 		got, _, err := s.Load(ctx, "", op.ID)
@@ -108,7 +108,7 @@ func TestGroupCommit_staleNoteKeepsResultDataPurged(t *testing.T) {
 		return got
 	}
 	done := begun("evt_done:task")
-	if _, err := l.Settle(ctx, wf, done.ID, settle(done.ID)); err != nil {
+	if _, err := l.Workflow.Settle(ctx, wf, done.ID, settle(done.ID)); err != nil {
 		t.Fatal(err)
 	}
 	stale, _, err := s.Load(ctx, "", done.ID)

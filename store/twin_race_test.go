@@ -83,7 +83,7 @@ func raceRegistrations(t *testing.T, l *domain.Ledger, gate func(round int) (sta
 		for i := range racers {
 			wg.Go(func() {
 				<-start
-				res[i], errs[i] = l.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("evt_race%d:%d", round, i),
+				res[i], errs[i] = l.Workflow.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("evt_race%d:%d", round, i),
 					Type: "crm.task.create", Content: content, Claim: &domain.Claim{Worker: "w1", Begin: true}})
 			})
 		}
@@ -125,7 +125,7 @@ func TestRegister_concurrentTwinsRunOnce(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range racers {
 			wg.Go(func() {
-				res[i], errs[i] = l.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("evt_allowed:%d", i),
+				res[i], errs[i] = l.Workflow.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("evt_allowed:%d", i),
 					Type: c.Name, Content: json.RawMessage(`{"title":"digest"}`), Claim: &domain.Claim{Worker: "w1", Begin: true}})
 			})
 		}
@@ -352,19 +352,19 @@ func TestRegister_twinSettledMeanwhileWrittenUnderTheCondition(t *testing.T) {
 	s := storetest.New(t)
 	plain := domain.NewLedger(s, testCards())
 	content := json.RawMessage(`{"title":"settles meanwhile"}`)
-	first, err := plain.Register(ctx, wf, domain.Registration{Key: "evt_meanwhile:a", Type: "crm.task.create",
+	first, err := plain.Workflow.Register(ctx, wf, domain.Registration{Key: "evt_meanwhile:a", Type: "crm.task.create",
 		Content: content, Claim: &domain.Claim{Worker: "w1", Begin: true}})
 	if err != nil || first.Claim == nil {
 		t.Fatalf("first: %+v %v", first, err)
 	}
 	var noTwins []bool
 	l := domain.NewLedger(twinSettlesAfterRefusal{Store: s, noTwins: &noTwins, settle: func() {
-		if _, err := plain.Settle(ctx, wf, first.Operation.ID, domain.Settle{LeaseToken: first.Claim.Lease.Token,
+		if _, err := plain.Workflow.Settle(ctx, wf, first.Operation.ID, domain.Settle{LeaseToken: first.Claim.Lease.Token,
 			Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "crm_1"}}); err != nil {
 			t.Errorf("settling the twin: %v", err)
 		}
 	}}, testCards())
-	res, err := l.Register(ctx, wf, domain.Registration{Key: "evt_meanwhile:b", Type: "crm.task.create",
+	res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: "evt_meanwhile:b", Type: "crm.task.create",
 		Content: content, Claim: &domain.Claim{Worker: "w1", Begin: true}})
 	if err != nil || !res.Created || res.Claim == nil {
 		t.Fatalf("second: %+v %v", res, err)
@@ -384,12 +384,12 @@ func TestRegister_supersedesRacesATwin(t *testing.T) {
 	st := storetest.New(t)
 	l := domain.NewLedger(st, testCards())
 	for round := range 3 * raceRounds {
-		orig, err := l.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("orig-%d", round), Type: "coupon.issue",
+		orig, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("orig-%d", round), Type: "coupon.issue",
 			Content: json.RawMessage(fmt.Sprintf(`{"n":%d}`, round))})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := l.Reject(ctx, approver, orig.Operation.ID, domain.Reject{ContentVersion: 1, Reason: "no"}); err != nil {
+		if _, err := l.Desk.Reject(ctx, approver, orig.Operation.ID, domain.Reject{ContentVersion: 1, Reason: "no"}); err != nil {
 			t.Fatal(err)
 		}
 		content := json.RawMessage(fmt.Sprintf(`{"title":"replacement %d","owner":"u_1"}`, round))
@@ -405,7 +405,7 @@ func TestRegister_supersedesRacesATwin(t *testing.T) {
 			}
 			wg.Go(func() {
 				<-start
-				res[i], errs[i] = l.Register(ctx, wf, r)
+				res[i], errs[i] = l.Workflow.Register(ctx, wf, r)
 			})
 		}
 		close(start)

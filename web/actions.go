@@ -46,7 +46,7 @@ func (s *server) resolve(c *gin.Context) {
 		}
 	}
 	s.decide(c, errs, func(ctx context.Context) error {
-		_, err := s.ledger.Resolve(ctx, me(c), c.Param("id"), r)
+		_, err := s.ledger.Desk.Resolve(ctx, me(c), c.Param("id"), r)
 		return err
 	})
 }
@@ -72,7 +72,7 @@ func (s *server) assign(c *gin.Context) {
 				return err
 			}
 		}
-		_, err = s.ledger.Assign(ctx, me(c), c.Param("id"), a)
+		_, err = s.ledger.Desk.Assign(ctx, me(c), c.Param("id"), a)
 		return err
 	})
 }
@@ -80,7 +80,7 @@ func (s *server) assign(c *gin.Context) {
 func (s *server) note(c *gin.Context) {
 	n := domain.Note{Text: c.PostForm("text")}
 	s.decide(c, nil, func(ctx context.Context) error {
-		_, err := s.ledger.AddNote(ctx, me(c), c.Param("id"), n)
+		_, err := s.ledger.Desk.AddNote(ctx, me(c), c.Param("id"), n)
 		return err
 	})
 }
@@ -93,7 +93,7 @@ func (s *server) revise(c *gin.Context) {
 		errs = append(errs, domain.FieldError{Field: "content", Message: msg})
 	}
 	s.decide(c, errs, func(ctx context.Context) error {
-		_, err := s.ledger.Revise(ctx, me(c), c.Param("id"), r)
+		_, err := s.ledger.Desk.Revise(ctx, me(c), c.Param("id"), r)
 		return err
 	})
 }
@@ -104,7 +104,7 @@ func (s *server) approve(c *gin.Context) {
 	a.ExpectedVersion, errs = expectedVersion(c)
 	a.ContentVersion, errs = contentVersion(c, errs)
 	s.decide(c, errs, func(ctx context.Context) error {
-		_, err := s.ledger.Approve(ctx, me(c), c.Param("id"), a)
+		_, err := s.ledger.Desk.Approve(ctx, me(c), c.Param("id"), a)
 		return err
 	})
 }
@@ -115,7 +115,7 @@ func (s *server) reject(c *gin.Context) {
 	r.ExpectedVersion, errs = expectedVersion(c)
 	r.ContentVersion, errs = contentVersion(c, errs)
 	s.decide(c, errs, func(ctx context.Context) error {
-		_, err := s.ledger.Reject(ctx, me(c), c.Param("id"), r)
+		_, err := s.ledger.Desk.Reject(ctx, me(c), c.Param("id"), r)
 		return err
 	})
 }
@@ -192,7 +192,7 @@ func contentVersion(c *gin.Context, errs []domain.FieldError) (int, []domain.Fie
 // retryRiskOf is the operation's retry risk, "" when it cannot be read (the
 // Ledger then refuses the decision with the reason).
 func (s *server) retryRiskOf(c *gin.Context) string {
-	op, err := s.ledger.Get(c.Request.Context(), me(c), c.Param("id"))
+	op, err := s.ledger.Desk.Get(c.Request.Context(), me(c), c.Param("id"))
 	if err != nil {
 		return ""
 	}

@@ -12,7 +12,7 @@ import (
 
 func (d *desk) state(id string) domain.Operation {
 	d.t.Helper()
-	op, err := d.ledger.Get(context.Background(), testPeople["ada"], id)
+	op, err := d.ledger.Desk.Get(context.Background(), testPeople["ada"], id)
 	if err != nil {
 		d.t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ const approvalsPageSize = 20
 // against the version before.
 func (s *server) approvals(c *gin.Context) {
 	person := me(c)
-	items, next, err := s.ledger.PendingApprovals(c.Request.Context(), person, approvalsPageSize, c.Query("cursor"))
+	items, next, err := s.ledger.Desk.PendingApprovals(c.Request.Context(), person, approvalsPageSize, c.Query("cursor"))
 	if err != nil {
 		s.fail(c, err)
 		return

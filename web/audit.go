@@ -131,7 +131,7 @@ func (s *server) matchActor(c *gin.Context, q *domain.AuditQuery) string {
 	if typed == "" {
 		return ""
 	}
-	ps, err := s.ledger.People(c.Request.Context(), me(c), domain.PeopleQuery{Text: typed, Limit: 6})
+	ps, err := s.ledger.Desk.People(c.Request.Context(), me(c), domain.PeopleQuery{Text: typed, Limit: 6})
 	if err != nil || len(ps) == 0 {
 		return ""
 	}

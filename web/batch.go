@@ -79,13 +79,13 @@ func (s *server) matching(c *gin.Context) ([]domain.BatchItem, pages.QueueFilter
 		return nil, f, 0, err
 	}
 	q.Limit = domain.MaxBatch
-	ops, next, err := s.ledger.DeskQueue(c.Request.Context(), me(c), q, f.Provider)
+	ops, next, err := s.ledger.Desk.DeskQueue(c.Request.Context(), me(c), q, f.Provider)
 	if err != nil {
 		return nil, f, 0, err
 	}
 	n := len(ops)
 	if next != "" {
-		if n, err = s.ledger.DeskQueueCount(c.Request.Context(), me(c), q, f.Provider, 0); err != nil {
+		if n, err = s.ledger.Desk.DeskQueueCount(c.Request.Context(), me(c), q, f.Provider, 0); err != nil {
 			return nil, f, 0, err
 		}
 	}
@@ -162,7 +162,7 @@ func (s *server) batchApply(c *gin.Context) {
 
 // showBatch runs the batch and fills the view with its result.
 func (s *server) showBatch(c *gin.Context, v *pages.BatchView, b domain.Batch) (domain.BatchResult, error) {
-	res, err := s.ledger.Batch(c.Request.Context(), me(c), b)
+	res, err := s.ledger.Bulk.Batch(c.Request.Context(), me(c), b)
 	if err != nil {
 		return res, err
 	}

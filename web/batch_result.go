@@ -16,7 +16,7 @@ import (
 
 // batchResult shows an applied batch's result.
 func (s *server) batchResult(c *gin.Context) {
-	rec, err := s.ledger.KeptBatch(c.Request.Context(), me(c), c.Param("id"))
+	rec, err := s.ledger.Bulk.KeptBatch(c.Request.Context(), me(c), c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return

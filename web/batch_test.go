@@ -68,7 +68,7 @@ func TestDesk_IncidentBulkDecision(t *testing.T) {
 		}
 	}
 	// Bob decides one of them before Ada applies.
-	if _, err := d.ledger.Resolve(context.Background(), testPeople["bob"], ops[1].ID, domain.Resolve{Action: domain.ResolveConfirmExecuted,
+	if _, err := d.ledger.Desk.Resolve(context.Background(), testPeople["bob"], ops[1].ID, domain.Resolve{Action: domain.ResolveConfirmExecuted,
 		Result: &domain.Result{Ref: "crm_1"}, Reason: "found it", ExpectedVersion: ops[1].Version}); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func (unkeptStore) KeepBatch(context.Context, domain.BatchRecord) error {
 func TestDesk_BatchNotKept(t *testing.T) {
 	d := newDesk(t)
 	op := d.intoDesk("evt_1:a", true)
-	d.ledger.Store = unkeptStore{d.store}
+	d.ledger.Bulk = domain.NewBulk(unkeptStore{d.store}, d.ledger.Cards)
 	form := url.Values{"decision": {"not_executed_cancel"}, "reason": {"the CRM was down"}, "item": {op.ID + ":" + version(op)}}
 	res := d.post("ada", "/desk/batch", form).want(http.StatusOK)
 	if got := res.text("batch-counts"); got != "1 applied, 0 skipped, 0 failed." {
@@ -191,7 +191,7 @@ func TestDesk_BatchOutlivesItsClient(t *testing.T) {
 			t.Errorf("%s: %s, want cancelled", id, got)
 		}
 	}
-	kept, err := d.ledger.KeptBatch(context.Background(), testPeople["ada"], strings.TrimPrefix(w.Header().Get("Location"), "/desk/batch/"))
+	kept, err := d.ledger.Bulk.KeptBatch(context.Background(), testPeople["ada"], strings.TrimPrefix(w.Header().Get("Location"), "/desk/batch/"))
 	if err != nil || kept.Result.Applied != len(ids) {
 		t.Fatalf("kept %+v, %v", kept.Result, err)
 	}

@@ -33,7 +33,7 @@ func BenchmarkLargeContent(b *testing.B) {
 			d := newDesk(b)
 			start := cpuTime()
 			for i := 0; b.Loop(); i++ {
-				_, err := d.ledger.Register(context.Background(), testWorkflow, domain.Registration{
+				_, err := d.ledger.Workflow.Register(context.Background(), testWorkflow, domain.Registration{
 					Key: "big:" + strconv.Itoa(i), Type: "coupon.issue", Content: json.RawMessage(content(strconv.Itoa(i)))})
 				if err != nil {
 					b.Fatal(err)
@@ -42,12 +42,12 @@ func BenchmarkLargeContent(b *testing.B) {
 			b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 		})
 		d := newDesk(b)
-		res, err := d.ledger.Register(context.Background(), testWorkflow, domain.Registration{Key: "big", Type: "coupon.issue",
+		res, err := d.ledger.Workflow.Register(context.Background(), testWorkflow, domain.Registration{Key: "big", Type: "coupon.issue",
 			Content: json.RawMessage(content("one"))})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := d.ledger.Revise(context.Background(), testPeople["ada"], res.Operation.ID, domain.Revise{
+		if _, err := d.ledger.Desk.Revise(context.Background(), testPeople["ada"], res.Operation.ID, domain.Revise{
 			ExpectedVersion: res.Operation.Version, Reason: "again", Content: json.RawMessage(content("two"))}); err != nil {
 			b.Fatal(err)
 		}

@@ -47,13 +47,13 @@ func TestDesk_PagesStayBoundedForLargeContent(t *testing.T) {
 	ctx := context.Background()
 	var ids []string
 	for name, content := range bigContents() {
-		res, err := d.ledger.Register(ctx, testWorkflow, domain.Registration{Key: "big:" + name, Type: "coupon.issue",
+		res, err := d.ledger.Workflow.Register(ctx, testWorkflow, domain.Registration{Key: "big:" + name, Type: "coupon.issue",
 			Content: json.RawMessage(content("one"))})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		op := res.Operation
-		if _, err := d.ledger.Revise(ctx, testPeople["ada"], op.ID, domain.Revise{ExpectedVersion: op.Version,
+		if _, err := d.ledger.Desk.Revise(ctx, testPeople["ada"], op.ID, domain.Revise{ExpectedVersion: op.Version,
 			Reason: "second try", Content: json.RawMessage(content("two"))}); err != nil {
 			t.Fatalf("%s: revise: %v", name, err)
 		}
@@ -84,7 +84,7 @@ func TestDesk_PagesStayBoundedForLargeContent(t *testing.T) {
 		if link != "/desk/operations/"+id+"/content/2.json" {
 			t.Fatalf("download link %q", link)
 		}
-		op, err := d.ledger.Get(ctx, testPeople["bob"], id)
+		op, err := d.ledger.Desk.Get(ctx, testPeople["bob"], id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,7 +24,7 @@ const chainHops = 10
 // link — the same for both, so nothing leaks.
 func (s *server) causeChain(ctx context.Context, viewer domain.Actor, op domain.Operation) pages.Chain {
 	return walk(op.CausedBy, func(key string) (domain.Operation, string, error) {
-		parent, err := s.ledger.GetByKey(ctx, viewer, op.Namespace, key)
+		parent, err := s.ledger.Desk.GetByKey(ctx, viewer, op.Namespace, key)
 		return parent, parent.CausedBy, err
 	})
 }
@@ -33,7 +33,7 @@ func (s *server) causeChain(ctx context.Context, viewer domain.Actor, op domain.
 // one that one replaced, and so on.
 func (s *server) supersedesChain(ctx context.Context, viewer domain.Actor, op domain.Operation) pages.Chain {
 	return walk(op.Supersedes, func(id string) (domain.Operation, string, error) {
-		prev, err := s.ledger.Get(ctx, viewer, id)
+		prev, err := s.ledger.Desk.Get(ctx, viewer, id)
 		return prev, prev.Supersedes, err
 	})
 }

@@ -16,7 +16,7 @@ import (
 // registerCaused registers key, caused by the operation with the key cause.
 func (d *desk) registerCaused(key, cause string) domain.Operation {
 	d.t.Helper()
-	res, err := d.ledger.Register(context.Background(), testWorkflow, domain.Registration{Key: key, Type: "crm.task.create",
+	res, err := d.ledger.Workflow.Register(context.Background(), testWorkflow, domain.Registration{Key: key, Type: "crm.task.create",
 		EventID: strings.Split(key, ":")[0], CausedBy: cause, Content: json.RawMessage(`{"owner":"u_9","ref":"` + key + `"}`)})
 	if err != nil {
 		d.t.Fatal(err)
@@ -95,14 +95,14 @@ func TestDesk_EvidenceSupersedes(t *testing.T) {
 	ctx := context.Background()
 	first := d.intoDesk("evt_1:crm_task", false)
 	cancel := func(op domain.Operation) {
-		if _, err := d.ledger.Resolve(ctx, testPeople["ada"], op.ID, domain.Resolve{Action: domain.ResolveCancel,
+		if _, err := d.ledger.Desk.Resolve(ctx, testPeople["ada"], op.ID, domain.Resolve{Action: domain.ResolveCancel,
 			Reason: "wrong owner", ExpectedVersion: op.Version}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	cancel(first)
 	replace := func(key, old string) domain.Operation {
-		res, err := d.ledger.Register(ctx, testWorkflow, domain.Registration{Key: key, Type: "crm.task.create", EventID: "evt_1",
+		res, err := d.ledger.Workflow.Register(ctx, testWorkflow, domain.Registration{Key: key, Type: "crm.task.create", EventID: "evt_1",
 			Supersedes: old, Content: json.RawMessage(`{"owner":"u_10"}`)})
 		if err != nil {
 			t.Fatal(err)
@@ -110,15 +110,15 @@ func TestDesk_EvidenceSupersedes(t *testing.T) {
 		return res.Operation
 	}
 	second := replace("evt_1:crm_task_2", first.ID)
-	op, err := d.ledger.Get(ctx, testWorkflow, second.ID)
+	op, err := d.ledger.Desk.Get(ctx, testWorkflow, second.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := d.ledger.Claim(ctx, testWorkflow, op.ID, domain.Claim{Worker: "w1"})
+	cl, err := d.ledger.Workflow.Claim(ctx, testWorkflow, op.ID, domain.Claim{Worker: "w1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if op, err = d.ledger.Settle(ctx, testWorkflow, op.ID, domain.Settle{LeaseToken: cl.Lease.Token, Outcome: domain.OutcomeFailedTerminal,
+	if op, err = d.ledger.Workflow.Settle(ctx, testWorkflow, op.ID, domain.Settle{LeaseToken: cl.Lease.Token, Outcome: domain.OutcomeFailedTerminal,
 		Error: &domain.ErrorInfo{Class: domain.ClassValidation, Message: "still wrong"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -151,19 +151,19 @@ func TestDesk_EvidenceKeyWindow(t *testing.T) {
 	d := newDeskWith(t, cards)
 	sent := func(key, typ string) domain.Operation {
 		ctx := context.Background()
-		res, err := d.ledger.Register(ctx, testWorkflow, domain.Registration{Key: key, Type: typ, EventID: "evt_1",
+		res, err := d.ledger.Workflow.Register(ctx, testWorkflow, domain.Registration{Key: key, Type: typ, EventID: "evt_1",
 			Content: json.RawMessage(`{"to":"a@example.com","ref":"` + key + `"}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cl, err := d.ledger.Claim(ctx, testWorkflow, res.Operation.ID, domain.Claim{Worker: "w1"})
+		cl, err := d.ledger.Workflow.Claim(ctx, testWorkflow, res.Operation.ID, domain.Claim{Worker: "w1"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := d.ledger.Begin(ctx, testWorkflow, cl.Operation.ID, domain.Begin{LeaseToken: cl.Lease.Token}); err != nil {
+		if _, err := d.ledger.Workflow.Begin(ctx, testWorkflow, cl.Operation.ID, domain.Begin{LeaseToken: cl.Lease.Token}); err != nil {
 			t.Fatal(err)
 		}
-		op, err := d.ledger.Settle(ctx, testWorkflow, cl.Operation.ID, domain.Settle{LeaseToken: cl.Lease.Token,
+		op, err := d.ledger.Workflow.Settle(ctx, testWorkflow, cl.Operation.ID, domain.Settle{LeaseToken: cl.Lease.Token,
 			Outcome: domain.OutcomeUnknown, Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Message: "read timeout"}})
 		if err != nil {
 			t.Fatal(err)
@@ -219,7 +219,7 @@ func TestDesk_TimelineDetailAndResolutionTime(t *testing.T) {
 	if len(p.all("timeline-detail")) == 0 {
 		t.Fatal("no event shows its detail as fields")
 	}
-	now, err := d.ledger.Get(context.Background(), testPeople["vic"], op.ID)
+	now, err := d.ledger.Desk.Get(context.Background(), testPeople["vic"], op.ID)
 	if err != nil || now.Resolution == nil {
 		t.Fatalf("no resolution: %v", err)
 	}
@@ -251,7 +251,7 @@ func TestLedger_GetByKey(t *testing.T) {
 		{"no key", testPeople["vic"], op.Namespace, "bad key\x00", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := d.ledger.GetByKey(ctx, c.actor, c.ns, c.key)
+			got, err := d.ledger.Desk.GetByKey(ctx, c.actor, c.ns, c.key)
 			if c.found != (err == nil) || c.found && got.ID != op.ID {
 				t.Fatalf("found %q, err %v; want found=%v", got.ID, err, c.found)
 			}

@@ -18,11 +18,11 @@ func TestDesk_BegunClaimOnTheTimeline(t *testing.T) {
 	d.signedIn("ada", "aud")
 	ctx := context.Background()
 	op := d.register("evt_1:begun", "crm.task.create")
-	cl, err := d.ledger.Claim(ctx, testWorkflow, op.ID, domain.Claim{Worker: "w-fast", Begin: true})
+	cl, err := d.ledger.Workflow.Claim(ctx, testWorkflow, op.ID, domain.Claim{Worker: "w-fast", Begin: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.ledger.Settle(ctx, testWorkflow, op.ID, domain.Settle{LeaseToken: cl.Lease.Token, Outcome: domain.OutcomeUnknown,
+	if _, err := d.ledger.Workflow.Settle(ctx, testWorkflow, op.ID, domain.Settle{LeaseToken: cl.Lease.Token, Outcome: domain.OutcomeUnknown,
 		Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Message: "read timeout"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -53,13 +53,13 @@ func TestDesk_RegisteredWithClaimOnTheTimeline(t *testing.T) {
 	d := newDesk(t)
 	d.signedIn("ada", "aud")
 	ctx := context.Background()
-	res, err := d.ledger.Register(ctx, testWorkflow, domain.Registration{Key: "evt_1:fused", Type: "crm.task.create",
+	res, err := d.ledger.Workflow.Register(ctx, testWorkflow, domain.Registration{Key: "evt_1:fused", Type: "crm.task.create",
 		Content: []byte(`{"title":"x"}`), Claim: &domain.Claim{Worker: "w-fast", Begin: true}})
 	if err != nil || res.Claim == nil {
 		t.Fatalf("register: %+v %v", res, err)
 	}
 	op := res.Operation
-	if _, err := d.ledger.Settle(ctx, testWorkflow, op.ID, domain.Settle{LeaseToken: res.Claim.Lease.Token, Outcome: domain.OutcomeUnknown,
+	if _, err := d.ledger.Workflow.Settle(ctx, testWorkflow, op.ID, domain.Settle{LeaseToken: res.Claim.Lease.Token, Outcome: domain.OutcomeUnknown,
 		Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Message: "read timeout"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func (s *server) contradict(c *gin.Context) {
 		k.Result = &domain.Result{Ref: ref}
 	}
 	s.decide(c, errs, func(ctx context.Context) error {
-		_, err := s.ledger.RecordContradiction(ctx, me(c), c.Param("id"), k)
+		_, err := s.ledger.Desk.RecordContradiction(ctx, me(c), c.Param("id"), k)
 		return err
 	})
 }

@@ -31,15 +31,15 @@ func TestDesk_CountsKeepHiddenContentHidden(t *testing.T) {
 	ctx := context.Background()
 	failed := func(typ, key, content string) {
 		t.Helper()
-		res, err := d.ledger.Register(ctx, testWorkflow, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(content)})
+		res, err := d.ledger.Workflow.Register(ctx, testWorkflow, domain.Registration{Key: key, Type: typ, Content: json.RawMessage(content)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cl, err := d.ledger.Claim(ctx, testWorkflow, res.Operation.ID, domain.Claim{Worker: "w1"})
+		cl, err := d.ledger.Workflow.Claim(ctx, testWorkflow, res.Operation.ID, domain.Claim{Worker: "w1"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := d.ledger.Settle(ctx, testWorkflow, res.Operation.ID, domain.Settle{LeaseToken: cl.Lease.Token,
+		if _, err := d.ledger.Workflow.Settle(ctx, testWorkflow, res.Operation.ID, domain.Settle{LeaseToken: cl.Lease.Token,
 			Outcome: domain.OutcomeFailedTerminal, Error: &domain.ErrorInfo{Class: domain.ClassValidation, Message: "no such owner"}}); err != nil {
 			t.Fatal(err)
 		}

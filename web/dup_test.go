@@ -34,7 +34,7 @@ func TestDesk_DuplicatePaths(t *testing.T) {
 
 	ctx := context.Background()
 	first := d.intoDesk("evt_1:crm_task", true) // unknown_outcome
-	res, err := d.ledger.Register(ctx, testWorkflow, domain.Registration{Key: "evt_1:crm_task-again", Type: "crm.task.create",
+	res, err := d.ledger.Workflow.Register(ctx, testWorkflow, domain.Registration{Key: "evt_1:crm_task-again", Type: "crm.task.create",
 		Content: first.Content})
 	if err != nil || res.Operation.State != domain.AwaitingApproval {
 		t.Fatalf("twin: %+v %v", res.Operation, err)

@@ -20,7 +20,7 @@ func TestDesk_DraftStaysWithItsPerson(t *testing.T) {
 	r := newSignInRig(t, false, "")
 	ctx := context.Background()
 	l := domain.NewLedger(r.store, testCards())
-	reg, err := l.Register(ctx, testWorkflow, domain.Registration{Key: "evt_draft:crm_task", Type: "crm.task.create",
+	reg, err := l.Workflow.Register(ctx, testWorkflow, domain.Registration{Key: "evt_draft:crm_task", Type: "crm.task.create",
 		Content: json.RawMessage(`{"owner":"u_9"}`)})
 	if err != nil {
 		t.Fatal(err)

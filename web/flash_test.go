@@ -18,10 +18,10 @@ func TestDesk_NoteDoesNotBlockADecision(t *testing.T) {
 	op := d.intoDesk("evt_1:crm_task", false)
 	seen := version(op)
 	ctx := context.Background()
-	if _, err := d.ledger.AddNote(ctx, testPeople["bob"], op.ID, domain.Note{Text: "asked the CRM team"}); err != nil {
+	if _, err := d.ledger.Desk.AddNote(ctx, testPeople["bob"], op.ID, domain.Note{Text: "asked the CRM team"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.ledger.Assign(ctx, testPeople["bob"], op.ID, domain.Assign{To: testPeople["bob"].Person(), Reason: "mine"}); err != nil {
+	if _, err := d.ledger.Desk.Assign(ctx, testPeople["bob"], op.ID, domain.Assign{To: testPeople["bob"].Person(), Reason: "mine"}); err != nil {
 		t.Fatal(err)
 	}
 	retry := url.Values{"form": {"retry"}, "action": {"retry"}, "expected_version": {seen}, "reason": {"owner fixed"}}
@@ -32,7 +32,7 @@ func TestDesk_NoteDoesNotBlockADecision(t *testing.T) {
 
 	other := d.intoDesk("evt_2:crm_task", false)
 	seen = version(other)
-	if _, err := d.ledger.Resolve(ctx, testPeople["bob"], other.ID, domain.Resolve{Action: domain.ResolveRetry,
+	if _, err := d.ledger.Desk.Resolve(ctx, testPeople["bob"], other.ID, domain.Resolve{Action: domain.ResolveRetry,
 		Reason: "fixed", ExpectedVersion: other.Version}); err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestDesk_JSONErrorLineAndColumn(t *testing.T) {
 func TestDesk_AssignedElsewhereWarning(t *testing.T) {
 	d := newDesk(t)
 	op := d.intoDesk("evt_1:crm_task", false)
-	if _, err := d.ledger.Assign(context.Background(), testPeople["bob"], op.ID, domain.Assign{To: testPeople["bob"].Person(), Reason: "mine"}); err != nil {
+	if _, err := d.ledger.Desk.Assign(context.Background(), testPeople["bob"], op.ID, domain.Assign{To: testPeople["bob"].Person(), Reason: "mine"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := d.get("ada", "/desk/operations/"+op.ID).text("assigned-elsewhere"); !strings.Contains(got, "bob@example.com has taken this item") {

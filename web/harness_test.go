@@ -283,7 +283,7 @@ func attr(n *html.Node, name string) string {
 // register creates an operation through the Ledger, as a workflow would.
 func (d *desk) register(key, typ string) domain.Operation {
 	d.t.Helper()
-	res, err := d.ledger.Register(context.Background(), testWorkflow, domain.Registration{Key: key, Type: typ,
+	res, err := d.ledger.Workflow.Register(context.Background(), testWorkflow, domain.Registration{Key: key, Type: typ,
 		EventID: strings.Split(key, ":")[0], Content: json.RawMessage(`{"owner":"u_9","title":"Follow up","ref":"` + key + `"}`)})
 	if err != nil {
 		d.t.Fatal(err)
@@ -297,7 +297,7 @@ func (d *desk) intoDesk(key string, unknown bool) domain.Operation {
 	d.t.Helper()
 	ctx := context.Background()
 	op := d.register(key, "crm.task.create")
-	cl, err := d.ledger.Claim(ctx, testWorkflow, op.ID, domain.Claim{Worker: "w1"})
+	cl, err := d.ledger.Workflow.Claim(ctx, testWorkflow, op.ID, domain.Claim{Worker: "w1"})
 	if err != nil {
 		d.t.Fatal(err)
 	}
@@ -305,12 +305,12 @@ func (d *desk) intoDesk(key string, unknown bool) domain.Operation {
 	settle := domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeFailedTerminal,
 		Error: &domain.ErrorInfo{Class: domain.ClassValidation, Message: "owner u_9 does not exist"}}
 	if unknown {
-		if _, err := d.ledger.Begin(ctx, testWorkflow, op.ID, domain.Begin{LeaseToken: tok}); err != nil {
+		if _, err := d.ledger.Workflow.Begin(ctx, testWorkflow, op.ID, domain.Begin{LeaseToken: tok}); err != nil {
 			d.t.Fatal(err)
 		}
 		settle.Outcome, settle.Error = domain.OutcomeUnknown, &domain.ErrorInfo{Class: domain.ClassTimeout, Message: "read timeout"}
 	}
-	op, err = d.ledger.Settle(ctx, testWorkflow, op.ID, settle)
+	op, err = d.ledger.Workflow.Settle(ctx, testWorkflow, op.ID, settle)
 	if err != nil {
 		d.t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 
 func (s *server) incidents(c *gin.Context) {
 	person := me(c)
-	list, err := s.ledger.DeskIncidents(c.Request.Context(), person)
+	list, err := s.ledger.Incidents.DeskIncidents(c.Request.Context(), person)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -72,7 +72,7 @@ func (s *server) incident(c *gin.Context) {
 // refused form's text when there is one.
 func (s *server) showIncident(c *gin.Context, status int, done, problem string, draft pages.IncidentDraft) {
 	person := me(c)
-	in, items, events, err := s.ledger.DeskIncident(c.Request.Context(), person, c.Param("id"))
+	in, items, events, err := s.ledger.Incidents.DeskIncident(c.Request.Context(), person, c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -101,7 +101,7 @@ func (s *server) showIncident(c *gin.Context, status int, done, problem string, 
 			Text: e.Text, Audited: e.AuditID != ""})
 	}
 	if v.CanAct {
-		ps, err := s.ledger.People(c.Request.Context(), person, domain.PeopleQuery{Roles: domain.Deciders, Limit: domain.MaxPeople})
+		ps, err := s.ledger.Desk.People(c.Request.Context(), person, domain.PeopleQuery{Roles: domain.Deciders, Limit: domain.MaxPeople})
 		if err != nil {
 			s.log.Warn("listing the people who may own an incident", "err", err)
 		}
@@ -137,7 +137,7 @@ func hasOption(opts []pages.PersonOption, value string) bool {
 // them, and an incident marked resolved is easily taken for a finished
 // outage.
 func (s *server) openItemsUnconfirmed(c *gin.Context) error {
-	in, _, _, err := s.ledger.DeskIncident(c.Request.Context(), me(c), c.Param("id"))
+	in, _, _, err := s.ledger.Incidents.DeskIncident(c.Request.Context(), me(c), c.Param("id"))
 	if err != nil || in.OpenItems == 0 {
 		return err
 	}
@@ -175,7 +175,7 @@ func (s *server) triage(c *gin.Context) {
 		err = s.openItemsUnconfirmed(c)
 	}
 	if err == nil {
-		_, err = s.ledger.TriageIncident(ctx, me(c), c.Param("id"), t)
+		_, err = s.ledger.Incidents.TriageIncident(ctx, me(c), c.Param("id"), t)
 	}
 	if err != nil {
 		if domain.ErrorCode(err) == domain.ENotFound {

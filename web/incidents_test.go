@@ -126,7 +126,7 @@ func TestDesk_IncidentTriage(t *testing.T) {
 			t.Fatalf("the timeline lacks %q:\n%s", want, all)
 		}
 	}
-	if _, err := d.ledger.TriageIncident(context.Background(), testPeople["ada"], id, domain.Triage{Kind: domain.TriageAcknowledge}); domain.ErrorCode(err) != domain.EInvalidTransition {
+	if _, err := d.ledger.Incidents.TriageIncident(context.Background(), testPeople["ada"], id, domain.Triage{Kind: domain.TriageAcknowledge}); domain.ErrorCode(err) != domain.EInvalidTransition {
 		t.Fatalf("acknowledging a resolved incident: %v", err)
 	}
 	reopen := inputs(d.get("ada", path).want(http.StatusOK).one("form-reopen"))

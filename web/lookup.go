@@ -18,7 +18,7 @@ import (
 // recorded as a lookup; the person still decides.
 func (s *server) lookupNow(c *gin.Context) {
 	s.decide(c, nil, func(ctx context.Context) error {
-		_, err := s.ledger.LookUpNow(ctx, me(c), c.Param("id"))
+		_, err := s.ledger.Desk.LookUpNow(ctx, me(c), c.Param("id"))
 		return err
 	})
 }

@@ -64,7 +64,7 @@ func TestDeskLookup(t *testing.T) {
 		}
 		return ""
 	}
-	d.ledger.Looker = lookup.New(true, getenv)
+	d.ledger.Desk.Looker = lookup.New(true, getenv)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	d.signedIn("ada")
@@ -95,7 +95,7 @@ func TestDeskLookup(t *testing.T) {
 		overview.text("overview-awaiting-lookup")}; got[0] != "0" || got[1] != "0 unknown" || got[2] != "0" || !strings.HasPrefix(got[3], "3 more") {
 		t.Fatalf("awaiting the lookup, counted as: %q", got)
 	}
-	lk := &reconcile.Lookuper{Ledger: d.ledger, Store: d.store, Looker: d.ledger.Looker, Types: cards.LookupTypes(), Log: log}
+	lk := &reconcile.Lookuper{Ledger: d.ledger.Upkeep, Store: d.store, Looker: d.ledger.Desk.Looker, Types: cards.LookupTypes(), Log: log}
 	if n, err := lk.Pass(ctx); err != nil || n != 3 {
 		t.Fatalf("pass: %d %v", n, err)
 	}
@@ -125,11 +125,11 @@ func TestDeskLookup(t *testing.T) {
 	if !strings.Contains(after.text("lookup-evidence"), "found "+ref) || !strings.Contains(after.text("lookup-evidence"), "ada@example.com") {
 		t.Fatalf("the answer beside the decision: %q", after.text("lookup-evidence"))
 	}
-	op, _ := d.ledger.Get(ctx, testPeople["ada"], missed.ID)
+	op, _ := d.ledger.Desk.Get(ctx, testPeople["ada"], missed.ID)
 	if op.State != domain.UnknownOutcome {
 		t.Fatalf("a lookup decided: %s", op.State)
 	}
-	events, _ := d.ledger.Timeline(ctx, testPeople["ada"], missed.ID)
+	events, _ := d.ledger.Workflow.Timeline(ctx, testPeople["ada"], missed.ID)
 	if last := events[len(events)-1]; last.Action != domain.ActionLookupRun || last.Actor.Email != "ada@example.com" {
 		t.Fatalf("last event %s by %s", last.Action, last.Actor.Identity())
 	}
@@ -137,7 +137,7 @@ func TestDeskLookup(t *testing.T) {
 	confirm.Set("result_ref", ref)
 	confirm.Set("reason", "the CRM has it")
 	d.post("ada", "/desk/operations/"+missed.ID+"/resolve", confirm).want(http.StatusSeeOther)
-	if op, _ := d.ledger.Get(ctx, testPeople["ada"], missed.ID); op.State != domain.Completed || op.Result.Ref != ref {
+	if op, _ := d.ledger.Desk.Get(ctx, testPeople["ada"], missed.ID); op.State != domain.Completed || op.Result.Ref != ref {
 		t.Fatalf("after the confirm: %s %+v", op.State, op.Result)
 	}
 
@@ -151,7 +151,7 @@ func TestDeskLookup(t *testing.T) {
 		!strings.Contains(got, "50 % of 2 settled") || !strings.Contains(got, "of desk time spared") {
 		t.Fatalf("overview: %q", got)
 	}
-	if op, _ := d.ledger.Get(ctx, testPeople["ada"], found.ID); op.State != domain.Completed {
+	if op, _ := d.ledger.Desk.Get(ctx, testPeople["ada"], found.ID); op.State != domain.Completed {
 		t.Fatalf("evt_3: %s", op.State)
 	}
 
@@ -163,7 +163,7 @@ func TestDeskLookup(t *testing.T) {
 	// The secret is nowhere a person or a file could read it.
 	var seen []string
 	for _, id := range []string{conflict.ID, missed.ID, found.ID} {
-		evs, _ := d.ledger.Timeline(ctx, testPeople["ada"], id)
+		evs, _ := d.ledger.Workflow.Timeline(ctx, testPeople["ada"], id)
 		b, _ := json.Marshal(evs)
 		seen = append(seen, string(b), d.get("ada", "/desk/operations/"+id).body)
 	}

@@ -54,11 +54,11 @@ func TestDesk_TitleEscapesBidi(t *testing.T) {
 	d := newDesk(t)
 	ctx := context.Background()
 	op := d.register("evt_1:crm_task", "crm.task.create")
-	cl, err := d.ledger.Claim(ctx, testWorkflow, op.ID, domain.Claim{Worker: "w1"})
+	cl, err := d.ledger.Workflow.Claim(ctx, testWorkflow, op.ID, domain.Claim{Worker: "w1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.ledger.Settle(ctx, testWorkflow, op.ID, domain.Settle{LeaseToken: cl.Lease.Token, Outcome: domain.OutcomeFailedTerminal,
+	if _, err := d.ledger.Workflow.Settle(ctx, testWorkflow, op.ID, domain.Settle{LeaseToken: cl.Lease.Token, Outcome: domain.OutcomeFailedTerminal,
 		Error: &domain.ErrorInfo{Class: domain.ClassValidation, Code: "E\u202e42", Message: "refused"}}); err != nil {
 		t.Fatal(err)
 	}

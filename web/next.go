@@ -71,7 +71,7 @@ func (s *server) nextInList(c *gin.Context, cur domain.Operation, from string) (
 	}
 	fromStart, first := q.Cursor == "", ""
 	for range nextPages {
-		ops, cursor, err := s.ledger.DeskQueue(c.Request.Context(), person, q, f.Provider)
+		ops, cursor, err := s.ledger.Desk.DeskQueue(c.Request.Context(), person, q, f.Provider)
 		if err != nil {
 			return "", false
 		}
@@ -88,7 +88,7 @@ func (s *server) nextInList(c *gin.Context, cur domain.Operation, from string) (
 		if cursor == "" { // the end of the list: wrap to its first item
 			if !fromStart {
 				q.Cursor, q.Limit, first = "", 2, ""
-				if ops, _, err := s.ledger.DeskQueue(c.Request.Context(), person, q, f.Provider); err == nil {
+				if ops, _, err := s.ledger.Desk.DeskQueue(c.Request.Context(), person, q, f.Provider); err == nil {
 					first = firstOther(ops, cur.ID)
 				}
 			}

@@ -17,7 +17,7 @@ import (
 // operationNotifications are the operation page's notifications; a failure
 // to read them leaves the section empty rather than the page unreadable.
 func (s *server) operationNotifications(c *gin.Context, id string) []pages.NotificationRow {
-	ns, err := s.ledger.Notifications(c.Request.Context(), me(c), id)
+	ns, err := s.ledger.Outbox.Notifications(c.Request.Context(), me(c), id)
 	if err != nil {
 		return nil
 	}
@@ -59,12 +59,12 @@ func (s *server) notifications(c *gin.Context) {
 
 func (s *server) showNotifications(c *gin.Context, status int, p pages.Problem, resent string) {
 	ctx := c.Request.Context()
-	dests, err := s.ledger.NotificationDestinations(ctx, me(c))
+	dests, err := s.ledger.Outbox.NotificationDestinations(ctx, me(c))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	undelivered, err := s.ledger.UndeliveredNotifications(ctx, me(c), 100)
+	undelivered, err := s.ledger.Outbox.UndeliveredNotifications(ctx, me(c), 100)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -93,7 +93,7 @@ func (s *server) showNotifications(c *gin.Context, status int, p pages.Problem, 
 // records who asked and why in the audit trail.
 func (s *server) resendNotification(c *gin.Context) {
 	ctx := domain.WithRequestInfo(c.Request.Context(), s.ledger.IDs.New("req"), c.ClientIP())
-	n, err := s.ledger.ResendNotification(ctx, me(c), c.Param("id"), c.PostForm("reason"))
+	n, err := s.ledger.Outbox.ResendNotification(ctx, me(c), c.Param("id"), c.PostForm("reason"))
 	if err != nil {
 		e := domain.AsError(err)
 		if e.Code == domain.EForbidden || e.Code == domain.ENotFound {

@@ -128,11 +128,11 @@ func TestDesk_OverviewRecovery(t *testing.T) {
 	b := d.intoDesk("evt_2:b", true)
 	d.intoDesk("evt_3:c", false)
 	ctx := context.Background()
-	if _, err := d.ledger.Assign(ctx, testPeople["ada"], b.ID, domain.Assign{To: testPeople["ada"].Person(), Reason: "mine"}); err != nil {
+	if _, err := d.ledger.Desk.Assign(ctx, testPeople["ada"], b.ID, domain.Assign{To: testPeople["ada"].Person(), Reason: "mine"}); err != nil {
 		t.Fatal(err)
 	}
 	clock = clock.Add(10 * time.Minute)
-	if _, err := d.ledger.Resolve(ctx, testPeople["ada"], a.ID, domain.Resolve{Action: domain.ResolveConfirmExecuted,
+	if _, err := d.ledger.Desk.Resolve(ctx, testPeople["ada"], a.ID, domain.Resolve{Action: domain.ResolveConfirmExecuted,
 		Result: &domain.Result{Ref: "r"}, Reason: "found it"}); err != nil {
 		t.Fatal(err)
 	}

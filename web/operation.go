@@ -34,7 +34,7 @@ func (s *server) operation(c *gin.Context) {
 // showOperation renders the operation as it is now, with the problem of a
 // refused action and what the person typed, if any.
 func (s *server) showOperation(c *gin.Context, status int, p pages.Problem, d pages.Draft) {
-	it, err := s.ledger.DeskItem(c.Request.Context(), me(c), c.Param("id"))
+	it, err := s.ledger.Desk.DeskItem(c.Request.Context(), me(c), c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -53,7 +53,7 @@ func (s *server) showOperation(c *gin.Context, status int, p pages.Problem, d pa
 // showDone is the operation after a decision: the success banner, the next
 // item of the queue and the way back to it.
 func (s *server) showDone(c *gin.Context, done string) {
-	it, err := s.ledger.DeskItem(c.Request.Context(), me(c), c.Param("id"))
+	it, err := s.ledger.Desk.DeskItem(c.Request.Context(), me(c), c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -157,7 +157,7 @@ func (s *server) snapshot(c *gin.Context) {
 		s.fail(c, domain.Errorf(domain.ENotFound, "no such content version"))
 		return
 	}
-	it, err := s.ledger.DeskItem(c.Request.Context(), me(c), c.Param("id"))
+	it, err := s.ledger.Desk.DeskItem(c.Request.Context(), me(c), c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -313,7 +313,7 @@ func (s *server) withPeople(c *gin.Context, v *pages.OperationView, op domain.Op
 	if !v.Actions.Assign {
 		return
 	}
-	ps, err := s.ledger.People(c.Request.Context(), me(c), domain.PeopleQuery{Roles: domain.Deciders, Limit: domain.MaxPeople})
+	ps, err := s.ledger.Desk.People(c.Request.Context(), me(c), domain.PeopleQuery{Roles: domain.Deciders, Limit: domain.MaxPeople})
 	if err != nil {
 		s.log.Warn("listing the people to assign to", "err", err)
 	}
@@ -362,7 +362,7 @@ func (s *server) personFrom(ctx context.Context, viewer domain.Actor, v string) 
 			return domain.Person{Issuer: q.Get("iss"), Subject: q.Get("sub")}, nil
 		}
 	}
-	return s.ledger.Assignee(ctx, viewer, v)
+	return s.ledger.Desk.Assignee(ctx, viewer, v)
 }
 
 // navOf is the navigation entry of the list an item was opened from: an

@@ -16,7 +16,7 @@ import (
 // overview shows the desk at a glance, of every type or of one.
 func (s *server) overview(c *gin.Context) {
 	typ := c.Query("type")
-	o, err := s.ledger.Overview(c.Request.Context(), me(c), typ)
+	o, err := s.ledger.Desk.Overview(c.Request.Context(), me(c), typ)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -67,7 +67,7 @@ func (s *server) listPage(c *gin.Context, all bool) {
 	if err == nil {
 		var ops []domain.Operation
 		var next string
-		ops, next, err = s.ledger.DeskQueue(c.Request.Context(), person, q, f.Provider)
+		ops, next, err = s.ledger.Desk.DeskQueue(c.Request.Context(), person, q, f.Provider)
 		now := time.Now()
 		v.Updated = now
 		for _, op := range ops {
@@ -114,7 +114,7 @@ func (s *server) matchingCount(c *gin.Context, q domain.ListQuery, f pages.Queue
 	if !paged {
 		return rows
 	}
-	n, err := s.ledger.DeskQueueCount(c.Request.Context(), me(c), q, f.Provider, most)
+	n, err := s.ledger.Desk.DeskQueueCount(c.Request.Context(), me(c), q, f.Provider, most)
 	if err != nil {
 		s.log.WarnContext(c.Request.Context(), "the queue's matching count", "err", err)
 		return -1
@@ -302,7 +302,7 @@ func (s *server) markTwins(c *gin.Context, person domain.Actor, rows []pages.Que
 	}
 	q := domain.ListQuery{States: []domain.State{domain.AwaitingApproval}, Limit: 200,
 		Error: &domain.ErrorKind{Class: domain.ClassConflict.String(), Code: domain.CodeTwinUnresolved}}
-	held, _, err := s.ledger.DeskQueue(c.Request.Context(), person, q, "")
+	held, _, err := s.ledger.Desk.DeskQueue(c.Request.Context(), person, q, "")
 	if err != nil {
 		return // a marker, not the page: the queue stays usable without it
 	}
@@ -365,7 +365,7 @@ func ageParam(d time.Duration) string {
 // who signed in with a role that can decide, the viewer first, each by the
 // identity the Ledger resolves back to them.
 func (s *server) assignable(c *gin.Context) []pages.PersonOption {
-	ps, err := s.ledger.People(c.Request.Context(), me(c), domain.PeopleQuery{Roles: domain.Deciders, Limit: domain.MaxPeople})
+	ps, err := s.ledger.Desk.People(c.Request.Context(), me(c), domain.PeopleQuery{Roles: domain.Deciders, Limit: domain.MaxPeople})
 	if err != nil {
 		s.log.Warn("listing the people to assign to", "err", err)
 	}
@@ -386,7 +386,7 @@ func (s *server) operationByID(c *gin.Context, q string, rows []pages.QueueRow) 
 	if !strings.HasPrefix(q, "op_") || slices.ContainsFunc(rows, func(r pages.QueueRow) bool { return r.ID == q }) {
 		return nil
 	}
-	op, err := s.ledger.Get(c.Request.Context(), me(c), q)
+	op, err := s.ledger.Desk.Get(c.Request.Context(), me(c), q)
 	if err != nil {
 		return nil
 	}

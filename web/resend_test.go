@@ -31,16 +31,16 @@ func (d *desk) withMailer() {
 func (d *desk) unknownOf(key, typ string) domain.Operation {
 	d.t.Helper()
 	ctx := context.Background()
-	res, err := d.ledger.Register(ctx, testWorkflow, domain.Registration{Key: key, Type: typ, EventID: strings.Split(key, ":")[0],
+	res, err := d.ledger.Workflow.Register(ctx, testWorkflow, domain.Registration{Key: key, Type: typ, EventID: strings.Split(key, ":")[0],
 		Content: json.RawMessage(`{"to":"a@example.com","ref":"` + key + `"}`), Claim: &domain.Claim{Worker: "w1"}})
 	if err != nil {
 		d.t.Fatal(err)
 	}
 	tok := res.Claim.Lease.Token
-	if _, err := d.ledger.Begin(ctx, testWorkflow, res.Operation.ID, domain.Begin{LeaseToken: tok}); err != nil {
+	if _, err := d.ledger.Workflow.Begin(ctx, testWorkflow, res.Operation.ID, domain.Begin{LeaseToken: tok}); err != nil {
 		d.t.Fatal(err)
 	}
-	op, err := d.ledger.Settle(ctx, testWorkflow, res.Operation.ID, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeUnknown,
+	op, err := d.ledger.Workflow.Settle(ctx, testWorkflow, res.Operation.ID, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeUnknown,
 		Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Message: "read timeout"}})
 	if err != nil || op.State != domain.UnknownOutcome {
 		d.t.Fatalf("%s: %s %v", key, op.State, err)

@@ -16,14 +16,14 @@ func (d *desk) completed(key string) domain.Operation {
 	d.t.Helper()
 	ctx := context.Background()
 	op := d.register(key, "crm.task.create")
-	cl, err := d.ledger.Claim(ctx, testWorkflow, op.ID, domain.Claim{Worker: "w1"})
+	cl, err := d.ledger.Workflow.Claim(ctx, testWorkflow, op.ID, domain.Claim{Worker: "w1"})
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	if _, err := d.ledger.Begin(ctx, testWorkflow, op.ID, domain.Begin{LeaseToken: cl.Lease.Token}); err != nil {
+	if _, err := d.ledger.Workflow.Begin(ctx, testWorkflow, op.ID, domain.Begin{LeaseToken: cl.Lease.Token}); err != nil {
 		d.t.Fatal(err)
 	}
-	op, err = d.ledger.Settle(ctx, testWorkflow, op.ID, domain.Settle{LeaseToken: cl.Lease.Token, Outcome: domain.OutcomeCompleted,
+	op, err = d.ledger.Workflow.Settle(ctx, testWorkflow, op.ID, domain.Settle{LeaseToken: cl.Lease.Token, Outcome: domain.OutcomeCompleted,
 		Result: &domain.Result{Ref: "task_7", Data: json.RawMessage(`{"owner":"u_9"}`)}})
 	if err != nil {
 		d.t.Fatal(err)
@@ -39,7 +39,7 @@ func TestDesk_ContentPurged(t *testing.T) {
 	op := d.completed("evt_1:crm_task")
 	later := domain.NewLedger(d.store, testCards())
 	later.Now = func() time.Time { return time.Now().Add(48 * time.Hour) }
-	if n, err := later.PurgeContent(context.Background(), 24*time.Hour, 10); err != nil || n != 1 {
+	if n, err := later.Upkeep.PurgeContent(context.Background(), 24*time.Hour, 10); err != nil || n != 1 {
 		t.Fatalf("purged %d: %v", n, err)
 	}
 	p := d.get("ada", "/desk/operations/"+op.ID).want(http.StatusOK)

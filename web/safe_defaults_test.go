@@ -39,7 +39,7 @@ func actionOrder(p answer) []string {
 func TestDesk_LoopItemDoesNotOfferRetryFirst(t *testing.T) {
 	d := newDesk(t)
 	d.register("evt_1:crm_task", "crm.task.create")
-	res, err := d.ledger.Register(context.Background(), testWorkflow, domain.Registration{Key: "evt_1:crm_task:again",
+	res, err := d.ledger.Workflow.Register(context.Background(), testWorkflow, domain.Registration{Key: "evt_1:crm_task:again",
 		Type: "crm.task.create", EventID: "evt_1", CausedBy: "evt_1:crm_task", Content: json.RawMessage(`{"owner":"u_9"}`)})
 	if err != nil {
 		t.Fatal(err)

@@ -89,7 +89,7 @@ func (s *server) savedViews(c *gin.Context, page string, filter map[string]strin
 	if htmx(c) {
 		return out // the results alone carry the save form, not the list
 	}
-	list, err := s.ledger.SavedViews(c.Request.Context(), person, page)
+	list, err := s.ledger.Views.SavedViews(c.Request.Context(), person, page)
 	if err != nil {
 		s.log.WarnContext(c.Request.Context(), "saved views not listed", "page", page, "err", err)
 		return out
@@ -110,7 +110,7 @@ func (s *server) saveView(c *gin.Context) {
 	err := checkViewFilter(page, f, me(c))
 	var v domain.SavedView
 	if err == nil {
-		v, err = s.ledger.SaveView(c.Request.Context(), me(c), domain.SavedView{Page: page, Name: c.PostForm("name"),
+		v, err = s.ledger.Views.SaveView(c.Request.Context(), me(c), domain.SavedView{Page: page, Name: c.PostForm("name"),
 			Filter: f, Shared: c.PostForm("shared") != ""})
 	}
 	if err != nil {
@@ -122,7 +122,7 @@ func (s *server) saveView(c *gin.Context) {
 
 // updateView renames a view and shares or unshares it.
 func (s *server) updateView(c *gin.Context) {
-	v, err := s.ledger.UpdateView(c.Request.Context(), me(c), c.Param("id"), c.PostForm("name"), c.PostForm("shared") != "")
+	v, err := s.ledger.Views.UpdateView(c.Request.Context(), me(c), c.Param("id"), c.PostForm("name"), c.PostForm("shared") != "")
 	if err != nil {
 		s.viewRefused(c, err)
 		return
@@ -133,7 +133,7 @@ func (s *server) updateView(c *gin.Context) {
 
 // deleteView deletes a view.
 func (s *server) deleteView(c *gin.Context) {
-	v, err := s.ledger.DeleteView(c.Request.Context(), me(c), c.Param("id"))
+	v, err := s.ledger.Views.DeleteView(c.Request.Context(), me(c), c.Param("id"))
 	if err != nil {
 		s.viewRefused(c, err)
 		return

@@ -150,7 +150,7 @@ func TestDesk_SavedViewRefusals(t *testing.T) {
 	if strings.Contains(p.body, `<b onclick`) || p.text("view-link") != `<b onclick="x()">bold</b>` {
 		t.Fatalf("the name is not shown as text: %q", p.text("view-link"))
 	}
-	vs, err := d.ledger.SavedViews(context.Background(), testPeople["ada"], "queue")
+	vs, err := d.ledger.Views.SavedViews(context.Background(), testPeople["ada"], "queue")
 	if err != nil || len(vs) != 1 || vs[0].Name != "Timeouts" || len(vs[0].Filter) != 1 {
 		t.Fatalf("the refusals wrote something: %+v, %v", vs, err)
 	}
@@ -204,7 +204,7 @@ func TestDesk_SelectAllMatching(t *testing.T) {
 	if got := res.text("batch-counts"); got != fmt.Sprintf("%d applied, 0 skipped, 0 failed.", n) {
 		t.Fatalf("result: %q", got)
 	}
-	left, _, err := d.ledger.DeskQueue(context.Background(), testPeople["ada"], domain.ListQuery{States: domain.DeskStates, Limit: 200}, "")
+	left, _, err := d.ledger.Desk.DeskQueue(context.Background(), testPeople["ada"], domain.ListQuery{States: domain.DeskStates, Limit: 200}, "")
 	if err != nil || len(left) != 1 || left[0].Key != "evt_other:a" {
 		t.Fatalf("left in the desk: %d, %v", len(left), err)
 	}

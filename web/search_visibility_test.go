@@ -26,17 +26,17 @@ func TestDesk_SearchKeepsHiddenContentHidden(t *testing.T) {
 	crm.ContentVisibleTo = domain.RoleOperator
 	d.ledger.Cards[crm.Name] = crm
 	ctx := context.Background()
-	res, err := d.ledger.Register(ctx, testWorkflow, domain.Registration{Key: "evt_7:patient", Type: crm.Name, EventID: "evt_7",
+	res, err := d.ledger.Workflow.Register(ctx, testWorkflow, domain.Registration{Key: "evt_7:patient", Type: crm.Name, EventID: "evt_7",
 		Content: json.RawMessage(`{"born":"1984-03-02"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	op := res.Operation
-	cl, err := d.ledger.Claim(ctx, testWorkflow, op.ID, domain.Claim{Worker: "w1"})
+	cl, err := d.ledger.Workflow.Claim(ctx, testWorkflow, op.ID, domain.Claim{Worker: "w1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.ledger.Settle(ctx, testWorkflow, op.ID, domain.Settle{LeaseToken: cl.Lease.Token, Outcome: domain.OutcomeFailedTerminal,
+	if _, err := d.ledger.Workflow.Settle(ctx, testWorkflow, op.ID, domain.Settle{LeaseToken: cl.Lease.Token, Outcome: domain.OutcomeFailedTerminal,
 		Error: &domain.ErrorInfo{Class: domain.ClassValidation, Message: "no such owner"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -37,11 +37,11 @@ func BenchmarkDeskQueueCount(b *testing.B) {
 					var err error
 					var n int
 					if what == "count" {
-						n, err = d.ledger.DeskQueueCount(ctx, ada, c.q, "", 0)
+						n, err = d.ledger.Desk.DeskQueueCount(ctx, ada, c.q, "", 0)
 					} else {
 						q := c.q
 						q.Limit = queuePageSize
-						_, _, err = d.ledger.DeskQueue(ctx, ada, q, "")
+						_, _, err = d.ledger.Desk.DeskQueue(ctx, ada, q, "")
 						n = c.want
 					}
 					took = append(took, time.Since(start))

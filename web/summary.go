@@ -20,7 +20,7 @@ func summaryFields(fs []domain.SummaryField) []components.SummaryField {
 // viewer; a failure leaves the lists without them (logged), never the page
 // without its list.
 func (s *server) summaries(c *gin.Context, ids []string) map[string][]components.SummaryField {
-	got, err := s.ledger.Summaries(c.Request.Context(), me(c), ids)
+	got, err := s.ledger.Desk.Summaries(c.Request.Context(), me(c), ids)
 	if err != nil {
 		s.log.WarnContext(c.Request.Context(), "reading summary fields", "err", err)
 		return nil

@@ -75,7 +75,7 @@ func (s *server) deskCounts(c *gin.Context) *layouts.DeskCounts {
 	if !ok || s.ledger == nil {
 		return nil
 	}
-	n, err := s.ledger.DeskCounts(c.Request.Context(), p)
+	n, err := s.ledger.Desk.DeskCounts(c.Request.Context(), p)
 	if err != nil {
 		return nil
 	}

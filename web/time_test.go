@@ -157,15 +157,15 @@ func TestDesk_QueueAgeCountsFromDeskEntry(t *testing.T) {
 func (d *desk) settleUnknown(id string) {
 	d.t.Helper()
 	ctx := context.Background()
-	cl, err := d.ledger.Claim(ctx, testWorkflow, id, domain.Claim{Worker: "w1"})
+	cl, err := d.ledger.Workflow.Claim(ctx, testWorkflow, id, domain.Claim{Worker: "w1"})
 	if err != nil {
 		d.t.Fatal(err)
 	}
 	tok := cl.Lease.Token
-	if _, err := d.ledger.Begin(ctx, testWorkflow, id, domain.Begin{LeaseToken: tok}); err != nil {
+	if _, err := d.ledger.Workflow.Begin(ctx, testWorkflow, id, domain.Begin{LeaseToken: tok}); err != nil {
 		d.t.Fatal(err)
 	}
-	_, err = d.ledger.Settle(ctx, testWorkflow, id, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeUnknown,
+	_, err = d.ledger.Workflow.Settle(ctx, testWorkflow, id, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeUnknown,
 		Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Message: "read timeout"}})
 	if err != nil {
 		d.t.Fatal(err)

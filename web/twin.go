@@ -35,7 +35,7 @@ func (s *server) twinView(ctx context.Context, person domain.Actor, op domain.Op
 		t.Missing = "The hold does not name an operation to compare with."
 		return t
 	}
-	other, err := s.ledger.Get(ctx, person, id)
+	other, err := s.ledger.Desk.Get(ctx, person, id)
 	if err != nil {
 		t.Missing = fmt.Sprintf("Its twin %s cannot be shown here (%s).", id, domain.ErrorCode(err))
 		return t

@@ -14,7 +14,7 @@ import (
 // twin (twin_unresolved) while first's outcome is open.
 func (d *desk) twinOf(first domain.Operation, key string) domain.Operation {
 	d.t.Helper()
-	res, err := d.ledger.Register(context.Background(), testWorkflow, domain.Registration{Key: key, Type: first.Type,
+	res, err := d.ledger.Workflow.Register(context.Background(), testWorkflow, domain.Registration{Key: key, Type: first.Type,
 		Content: first.Content})
 	if err != nil || res.Operation.State != domain.AwaitingApproval || res.Operation.LastError.Code != domain.CodeTwinUnresolved {
 		d.t.Fatalf("twin: %+v %v", res.Operation, err)
@@ -59,7 +59,7 @@ func TestDesk_TwinSideBySide(t *testing.T) {
 
 	// The held one revised: it still waits for a decision on running it
 	// beside its twin, which now differs, and the page says how.
-	if _, err := d.ledger.Revise(context.Background(), testPeople["bob"], twin.ID, domain.Revise{
+	if _, err := d.ledger.Desk.Revise(context.Background(), testPeople["bob"], twin.ID, domain.Revise{
 		Content: json.RawMessage(`{"owner":"u_9","title":"Follow up again","ref":"evt_1:crm_task"}`), Reason: "a second task on purpose"}); err != nil {
 		t.Fatal(err)
 	}
@@ -104,12 +104,12 @@ func TestDesk_TwinContentHidden(t *testing.T) {
 func TestDesk_SupersedesSentSideBySide(t *testing.T) {
 	d := newDesk(t)
 	first := d.intoDesk("evt_1:crm_task", true) // sent, then in doubt
-	first, err := d.ledger.Resolve(context.Background(), testPeople["bob"], first.ID, domain.Resolve{Action: domain.ResolveConfirmNotExecuted,
+	first, err := d.ledger.Desk.Resolve(context.Background(), testPeople["bob"], first.ID, domain.Resolve{Action: domain.ResolveConfirmNotExecuted,
 		Then: domain.ResolveCancel, Reason: "not in the CRM", ExpectedVersion: first.Version})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := d.ledger.Register(context.Background(), testWorkflow, domain.Registration{Key: "evt_1:crm_task-v2", Type: first.Type,
+	res, err := d.ledger.Workflow.Register(context.Background(), testWorkflow, domain.Registration{Key: "evt_1:crm_task-v2", Type: first.Type,
 		Supersedes: first.ID, Content: json.RawMessage(`{"owner":"u_9","title":"Follow up, corrected","ref":"evt_1:crm_task"}`)})
 	if err != nil || res.Operation.LastError == nil || res.Operation.LastError.Code != domain.CodeSupersedesSent {
 		t.Fatalf("supersedes: %+v %v", res.Operation, err)

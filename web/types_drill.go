@@ -15,11 +15,8 @@ import (
 // addDrills says on each card when its type was last drilled and whether
 // the card as loaded now passed a drill.
 func (s *server) addDrills(c *gin.Context, views []pages.CardView) error {
-	if s.ledger.Drills == nil {
-		return nil
-	}
-	sums, err := s.ledger.Drills.DrillSummaries(c.Request.Context())
-	if err != nil {
+	sums, kept, err := s.ledger.Drills.Summaries(c.Request.Context())
+	if err != nil || !kept {
 		return err
 	}
 	for i := range views {
@@ -48,11 +45,7 @@ func drillView(card domain.Card, sum domain.DrillSummary) pages.DrillView {
 
 // drillReceipt answers a stored drill receipt as it was written.
 func (s *server) drillReceipt(c *gin.Context) {
-	if s.ledger.Drills == nil {
-		s.fail(c, domain.Errorf(domain.ENotFound, "no drill receipts are kept here"))
-		return
-	}
-	rec, raw, err := s.ledger.Drills.DrillReceipt(c.Request.Context(), c.Param("id"))
+	rec, raw, err := s.ledger.Drills.Receipt(c.Request.Context(), c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -43,7 +43,7 @@ func TestDesk_Types_TemplateFields(t *testing.T) {
 
 func TestDesk_Types_LastDrill(t *testing.T) {
 	d := newDesk(t)
-	d.ledger.Drills = d.store
+	d.ledger.Drills.Reader = d.store
 	for name, sha := range map[string]string{"crm.task.create": "sha-crm-v2", "coupon.issue": "sha-coupon-v2"} {
 		c := d.ledger.Cards[name]
 		c.Version, c.SHA256 = 2, sha

@@ -20,7 +20,7 @@ func TestDesk_ContentVisibleTo(t *testing.T) {
 	coupon.ContentVisibleTo = domain.RoleOperator
 	d.ledger.Cards[coupon.Name] = coupon
 	content := `{"email":"ada@example.com","amount":5}`
-	res, err := d.ledger.Register(context.Background(), testWorkflow, domain.Registration{Key: "evt_9:coupon", Type: "coupon.issue",
+	res, err := d.ledger.Workflow.Register(context.Background(), testWorkflow, domain.Registration{Key: "evt_9:coupon", Type: "coupon.issue",
 		Content: json.RawMessage(content)})
 	if err != nil {
 		t.Fatal(err)

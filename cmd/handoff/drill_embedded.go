@@ -93,7 +93,7 @@ func startEmbedded(ctx context.Context, s *store.Store, cards domain.Cards) (*em
 	}
 	notes = append(notes, lookupNotes...)
 	ledger := domain.NewLedger(s, speed)
-	ledger.Drills, ledger.DrillLog = s, s // a drill --url against it records its receipts here
+	ledger.Drills.Reader, ledger.Drills.Writer = s, s // a drill --url against it records its receipts here
 	tokens := auth.NewTokens(s)
 	secret, _, err := tokens.Create(ctx, domain.DrillNamespace, "drill-"+hexToken(4))
 	if err != nil {
@@ -122,7 +122,7 @@ func startEmbedded(ctx context.Context, s *store.Store, cards domain.Cards) (*em
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	go (&reconcile.Sweeper{Ledger: ledger, Interval: 250 * time.Millisecond, Log: quiet}).Run(sweepCtx)
+	go (&reconcile.Sweeper{Ledger: ledger.Upkeep, Interval: 250 * time.Millisecond, Log: quiet}).Run(sweepCtx)
 	lookups.run(sweepCtx, ledger, s)
 	url := "http://" + ln.Addr().String()
 	return &embeddedHandoff{URL: url, Namespace: domain.DrillNamespace, Workflow: client.New(url, secret), Operator: client.New(url, opSecret),

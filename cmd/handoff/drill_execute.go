@@ -64,8 +64,8 @@ func startDrillExecutor(ctx context.Context, ledger *domain.Ledger) *execute.Exe
 	if len(types) == 0 {
 		return nil
 	}
-	x := &execute.Executor{Ledger: ledger, Caller: execute.NewCaller(true, nil), Worker: "handoff-drill", Log: quiet}
-	go (&reconcile.Retrier{Ledger: ledger, Executor: x, Types: types, Interval: 100 * time.Millisecond, Log: quiet}).Run(ctx)
+	x := &execute.Executor{Workflow: ledger.Workflow, Caller: execute.NewCaller(true, nil), Worker: "handoff-drill", Log: quiet}
+	go (&reconcile.Retrier{Upkeep: ledger.Upkeep, Executor: x, Types: types, Interval: 100 * time.Millisecond, Log: quiet}).Run(ctx)
 	return x
 }
 

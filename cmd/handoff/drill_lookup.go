@@ -126,7 +126,7 @@ func (dl *drillLookups) run(ctx context.Context, ledger *domain.Ledger, s *store
 	if len(dl.types) == 0 {
 		return
 	}
-	l := &reconcile.Lookuper{Ledger: ledger, Store: s, Looker: lookup.New(true, nil), Types: ledger.Cards.LookupTypes(),
+	l := &reconcile.Lookuper{Ledger: ledger.Upkeep, Store: s, Looker: lookup.New(true, nil), Types: ledger.Cards.LookupTypes(),
 		Interval: drillLookupBackoff, Backoff: drillLookupBackoff, Log: quiet}
 	go l.Run(ctx)
 }

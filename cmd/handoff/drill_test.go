@@ -527,7 +527,7 @@ func TestDrillCommand_RefusesATokenOutsideTheDrillNamespace(t *testing.T) {
 	if !errors.Is(err, drill.ErrNotDrillNamespace) || !strings.Contains(err.Error(), `"campaigns"`) {
 		t.Fatalf("want a refusal naming the namespace, got %v", err)
 	}
-	ops, _, err := domain.NewLedger(s, cs).List(ctx, domain.Actor{Kind: domain.ActorPerson, Name: "a", Role: domain.RoleAdmin},
+	ops, _, err := domain.NewLedger(s, cs).Workflow.List(ctx, domain.Actor{Kind: domain.ActorPerson, Name: "a", Role: domain.RoleAdmin},
 		domain.ListQuery{Limit: 10}, "")
 	if err != nil || len(ops) != 0 {
 		t.Fatalf("a refused drill registered %d operations (%v)", len(ops), err)

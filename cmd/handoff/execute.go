@@ -53,7 +53,7 @@ func newExecutor(ledger *domain.Ledger) (*execute.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &execute.Executor{Ledger: ledger, Caller: execute.NewCaller(allow, os.Getenv), Worker: replicaName(),
+	return &execute.Executor{Workflow: ledger.Workflow, Caller: execute.NewCaller(allow, os.Getenv), Worker: replicaName(),
 		Log: slog.Default()}, nil
 }
 
@@ -62,7 +62,7 @@ func startRetries(ctx context.Context, loops *sync.WaitGroup, ledger *domain.Led
 	if x == nil {
 		return
 	}
-	r := &reconcile.Retrier{Ledger: ledger, Executor: x, Types: ledger.Cards.ExecuteTypes()}
+	r := &reconcile.Retrier{Upkeep: ledger.Upkeep, Executor: x, Types: ledger.Cards.ExecuteTypes()}
 	loops.Go(func() { r.Run(ctx) })
 }
 

@@ -177,12 +177,12 @@ func TestAuditVerify_aNamespaceExportVerifiesWhole(t *testing.T) {
 	for _, ns := range []string{"campaigns", "billing"} {
 		wf := domain.Actor{Kind: domain.ActorWorkflow, Name: "w", Namespace: ns}
 		for _, key := range []string{"evt_1:crm", "evt_2:crm"} {
-			res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
+			res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create",
 				Content: json.RawMessage(`{"title":"` + key + `"}`), Claim: &domain.Claim{Worker: "w", Begin: true}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := l.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: res.Claim.Lease.Token,
+			if _, err := l.Workflow.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: res.Claim.Lease.Token,
 				Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "r"}}); err != nil {
 				t.Fatal(err)
 			}

@@ -41,8 +41,8 @@ func startLookups(ctx context.Context, loops *sync.WaitGroup, ledger *domain.Led
 	if err != nil {
 		return err
 	}
-	ledger.Looker = lookup.New(allow, os.Getenv) // the desk's "Look up now"
-	l := &reconcile.Lookuper{Ledger: ledger, Store: s, Looker: ledger.Looker, Types: types, Observe: observe}
+	ledger.Desk.Looker = lookup.New(allow, os.Getenv) // the desk's "Look up now"
+	l := &reconcile.Lookuper{Ledger: ledger.Upkeep, Store: s, Looker: ledger.Desk.Looker, Types: types, Observe: observe}
 	loops.Go(func() { l.Run(ctx) })
 	return nil
 }

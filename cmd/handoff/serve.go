@@ -111,11 +111,11 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	}
 
 	ledger := domain.NewLedger(s, cards)
-	ledger.MaxCausationDepth = cfg.MaxCausationDepth
-	ledger.KeyPII = cfg.KeyPII
+	ledger.Workflow.MaxCausationDepth = cfg.MaxCausationDepth
+	ledger.Workflow.KeyPII = cfg.KeyPII
 	ledger.Log = slog.Default()
-	ledger.Drills = s
-	ledger.DrillLog = s
+	ledger.Drills.Reader = s
+	ledger.Drills.Writer = s
 	tokens := auth.NewTokens(s)
 	tokens.CacheTTL = cfg.TokenCache
 	signIn, people, err := cfg.SignIn.wire(ctx, cfg.Addr, s)
@@ -129,7 +129,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ledger.Observer, ledger.Events = recovery, recovery
+	ledger.Observer, ledger.Workflow.Events = recovery, recovery
 	executor, err := newExecutor(ledger)
 	if err != nil {
 		return err
@@ -162,7 +162,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	if executor != nil {
 		defer executor.Wait() // the calls in flight settle before the database closes
 	}
-	loops.Go(func() { (&reconcile.Sweeper{Ledger: ledger, Interval: cfg.SweepInterval}).Run(loopCtx) })
+	loops.Go(func() { (&reconcile.Sweeper{Ledger: ledger.Upkeep, Interval: cfg.SweepInterval}).Run(loopCtx) })
 	deliverer := &reconcile.Deliverer{Store: s,
 		Sender: notify.NewSender(notify.Sender{DeskBase: cfg.SignIn.PublicURL, Timeout: cfg.Notify.Timeout,
 			AllowPrivate: cfg.Notify.AllowPrivate, Getenv: os.Getenv}),
@@ -182,7 +182,7 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 	if cfg.ContentRetention > 0 {
 		slog.Info("content retention", "final_operations_keep_content", cfg.ContentRetention)
 		loops.Go(func() {
-			(&reconcile.ContentPurger{Ledger: ledger, Interval: time.Minute, Retention: cfg.ContentRetention}).Run(loopCtx)
+			(&reconcile.ContentPurger{Ledger: ledger.Upkeep, Interval: time.Minute, Retention: cfg.ContentRetention}).Run(loopCtx)
 		})
 	}
 

@@ -1,4 +1,4 @@
-package store_test
+package domain_test
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func TestSavedViews_ownersAndSharing(t *testing.T) {
 	otherAnn.Issuer = "https://other.example.com"
 
 	save := func(who domain.Actor, page, name string, shared bool, f map[string]string) (domain.SavedView, error) {
-		return l.SaveView(ctx, who, domain.SavedView{Page: page, Name: name, Shared: shared, Filter: f})
+		return l.Views.SaveView(ctx, who, domain.SavedView{Page: page, Name: name, Shared: shared, Filter: f})
 	}
 	mineView, err := save(ann, "queue", "Ärger timeouts", false, map[string]string{"q": "timeout", "state": "unknown_outcome"})
 	if err != nil {
@@ -48,7 +48,7 @@ func TestSavedViews_ownersAndSharing(t *testing.T) {
 
 	names := func(who domain.Actor, page string) string {
 		t.Helper()
-		vs, err := l.SavedViews(ctx, who, page)
+		vs, err := l.Views.SavedViews(ctx, who, page)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func TestSavedViews_ownersAndSharing(t *testing.T) {
 	if _, err := save(ann, "operations", "Ärger timeouts", false, nil); err != nil {
 		t.Errorf("the same name on another page: %v", err)
 	}
-	if _, err := l.SaveView(ctx, domain.Actor{Kind: domain.ActorWorkflow, Namespace: "x"}, domain.SavedView{Page: "queue", Name: "w"}); domain.ErrorCode(err) != domain.EForbidden {
+	if _, err := l.Views.SaveView(ctx, domain.Actor{Kind: domain.ActorWorkflow, Namespace: "x"}, domain.SavedView{Page: "queue", Name: "w"}); domain.ErrorCode(err) != domain.EForbidden {
 		t.Errorf("a workflow saves a view: %v", err)
 	}
 
@@ -119,32 +119,32 @@ func TestSavedViews_ownersAndSharing(t *testing.T) {
 		code domain.Code
 	}{{bob, team.ID, domain.EForbidden}, {bob, mineView.ID, domain.ENotFound}, {otherAnn, team.ID, domain.EForbidden},
 		{root, mineView.ID, domain.ENotFound}} {
-		if _, err := l.DeleteView(ctx, c.who, c.id); domain.ErrorCode(err) != c.code {
+		if _, err := l.Views.DeleteView(ctx, c.who, c.id); domain.ErrorCode(err) != c.code {
 			t.Errorf("%s deletes %s: %v, want %s", c.who.Subject, c.id, err, c.code)
 		}
-		if _, err := l.UpdateView(ctx, c.who, c.id, "taken over", true); domain.ErrorCode(err) != c.code {
+		if _, err := l.Views.UpdateView(ctx, c.who, c.id, "taken over", true); domain.ErrorCode(err) != c.code {
 			t.Errorf("%s renames %s: %v, want %s", c.who.Subject, c.id, err, c.code)
 		}
 	}
 	if got := names(ann, "queue"); got != "CRM failures/true;Ärger timeouts/true;" {
 		t.Fatalf("after the refusals Ann sees %q", got)
 	}
-	if _, err := l.UpdateView(ctx, ann, team.ID, "ärger timeouts", true); domain.ErrorCode(err) != domain.EInvalid {
+	if _, err := l.Views.UpdateView(ctx, ann, team.ID, "ärger timeouts", true); domain.ErrorCode(err) != domain.EInvalid {
 		t.Errorf("renaming to a name taken: %v", err)
 	}
-	if v, err := l.UpdateView(ctx, root, team.ID, "CRM failures (all)", true); err != nil || v.Name != "CRM failures (all)" {
+	if v, err := l.Views.UpdateView(ctx, root, team.ID, "CRM failures (all)", true); err != nil || v.Name != "CRM failures (all)" {
 		t.Fatalf("an admin renames a shared view: %+v, %v", v, err)
 	}
-	if _, err := l.UpdateView(ctx, ann, team.ID, "CRM failures", false); err != nil {
+	if _, err := l.Views.UpdateView(ctx, ann, team.ID, "CRM failures", false); err != nil {
 		t.Fatal(err)
 	}
 	if got := names(bob, "queue"); got != "ärger timeouts/true;" {
 		t.Errorf("unshared, Bob sees %q", got)
 	}
-	if _, err := l.DeleteView(ctx, ann, mineView.ID); err != nil {
+	if _, err := l.Views.DeleteView(ctx, ann, mineView.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.DeleteView(ctx, ann, mineView.ID); domain.ErrorCode(err) != domain.ENotFound {
+	if _, err := l.Views.DeleteView(ctx, ann, mineView.ID); domain.ErrorCode(err) != domain.ENotFound {
 		t.Errorf("deleting twice: %v", err)
 	}
 
@@ -165,7 +165,7 @@ func TestSavedViews_ownersAndSharing(t *testing.T) {
 
 func mustViews(t *testing.T, l *domain.Ledger, who domain.Actor, page string) []domain.SavedView {
 	t.Helper()
-	vs, err := l.SavedViews(ctx0, who, page)
+	vs, err := l.Views.SavedViews(ctx0, who, page)
 	if err != nil {
 		t.Fatal(err)
 	}

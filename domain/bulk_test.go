@@ -1,4 +1,4 @@
-package store_test
+package domain_test
 
 import (
 	"context"
@@ -25,7 +25,7 @@ func TestLedger_Batch(t *testing.T) {
 		items = append(items, domain.BatchItem{ID: op.ID, ExpectedVersion: op.Version})
 	}
 	retry := domain.Batch{Items: items, Kind: domain.BatchResolve, Action: domain.ResolveRetry, Reason: "mailer back up", Preview: true}
-	pre, err := l.Batch(ctx, operator, retry)
+	pre, err := l.Bulk.Batch(ctx, operator, retry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,12 +39,12 @@ func TestLedger_Batch(t *testing.T) {
 		}
 	}
 	// Someone cancels item 1 between the preview and the apply.
-	if _, err := l.Resolve(ctx, person, items[1].ID, domain.Resolve{Action: domain.ResolveCancel, Reason: "withdrawn",
+	if _, err := l.Desk.Resolve(ctx, ada, items[1].ID, domain.Resolve{Action: domain.ResolveCancel, Reason: "withdrawn",
 		ExpectedVersion: items[1].ExpectedVersion}); err != nil {
 		t.Fatal(err)
 	}
 	retry.Preview = false
-	res, err := l.Batch(ctx, operator, retry)
+	res, err := l.Bulk.Batch(ctx, operator, retry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,11 +79,11 @@ func TestLedger_Batch(t *testing.T) {
 		{Items: items[:1], Kind: domain.BatchAssign},
 		{Items: []domain.BatchItem{items[0], items[0]}, Kind: domain.BatchNote, Reason: "x"},
 	} {
-		if _, err := l.Batch(ctx, operator, b); domain.ErrorCode(err) != domain.EInvalid {
+		if _, err := l.Bulk.Batch(ctx, operator, b); domain.ErrorCode(err) != domain.EInvalid {
 			t.Fatalf("%d items, %s: %v", len(b.Items), b.Kind, err)
 		}
 	}
-	if _, err := l.Batch(ctx, wf, retry); domain.ErrorCode(err) != domain.EForbidden {
+	if _, err := l.Bulk.Batch(ctx, wf, retry); domain.ErrorCode(err) != domain.EForbidden {
 		t.Fatalf("a workflow's batch: %v", err)
 	}
 }
@@ -97,11 +97,11 @@ func TestLedger_BatchPreview_readOnce(t *testing.T) {
 	l := domain.NewLedger(storetest.New(t), testCards())
 	a := intoDesk(t, l, "evt_pre:a", false)
 	b := intoDesk(t, l, "evt_pre:b", false)
-	if _, err := l.Resolve(ctx, person, b.ID, domain.Resolve{Action: domain.ResolveCancel, Reason: "withdrawn",
+	if _, err := l.Desk.Resolve(ctx, ada, b.ID, domain.Resolve{Action: domain.ResolveCancel, Reason: "withdrawn",
 		ExpectedVersion: b.Version}); err != nil {
 		t.Fatal(err)
 	}
-	pre, err := l.Batch(ctx, operator, domain.Batch{Kind: domain.BatchResolve, Action: domain.ResolveCancel, Reason: "called off",
+	pre, err := l.Bulk.Batch(ctx, operator, domain.Batch{Kind: domain.BatchResolve, Action: domain.ResolveCancel, Reason: "called off",
 		Preview: true, Items: []domain.BatchItem{{ID: "op_nothing", ExpectedVersion: 1}, {ID: b.ID, ExpectedVersion: b.Version},
 			{ID: a.ID, ExpectedVersion: a.Version}}})
 	if err != nil {

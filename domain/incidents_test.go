@@ -1,4 +1,4 @@
-package store_test
+package domain_test
 
 import (
 	"context"
@@ -9,9 +9,6 @@ import (
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/store/storetest"
 )
-
-var triager = domain.Actor{Kind: domain.ActorPerson, Name: "Ann", Email: "ann@example.com", Subject: "ann", Issuer: "idp",
-	Role: domain.RoleOperator}
 
 // notifiedCards are testCards whose notifications go somewhere.
 func notifiedCards() domain.Cards {
@@ -46,7 +43,7 @@ func TestIncidents_KeptAndAnnounced(t *testing.T) {
 	for i := range 5 {
 		ops = append(ops, intoDesk(t, l, fmt.Sprintf("evt_inc:%d", i), i < 3)) // 3 timeouts, 2 validation errors
 	}
-	got, err := l.DeskIncidents(ctx, person)
+	got, err := l.Incidents.DeskIncidents(ctx, ada)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +78,7 @@ func TestIncidents_KeptAndAnnounced(t *testing.T) {
 	if n := incidentNotices(t, st, ops[1].ID)[0].Summary.Incident; n.NewItems != 1 || n.TotalItems != 2 {
 		t.Fatalf("growth notice: %+v", n)
 	}
-	in, items, events, err := l.DeskIncident(ctx, person, timeouts.ID)
+	in, items, events, err := l.Incidents.DeskIncident(ctx, ada, timeouts.ID)
 	if err != nil || len(items) != 3 || !items[0].Open || items[0].Key != "evt_inc:0" || len(events) != 1 ||
 		events[0].Action != domain.IncidentActionOpened || in.OpenItems != 3 {
 		t.Fatalf("the incident's page: %+v %+v %+v %v", in, items, events, err)
@@ -96,41 +93,41 @@ func TestIncidents_ResolveWhenDecided(t *testing.T) {
 	l := domain.NewLedger(st, notifiedCards())
 	a := intoDesk(t, l, "evt_res:a", false)
 	b := intoDesk(t, l, "evt_res:b", false)
-	list, _ := l.DeskIncidents(ctx, person)
+	list, _ := l.Incidents.DeskIncidents(ctx, ada)
 	if len(list) != 1 {
 		t.Fatalf("incidents: %+v", list)
 	}
 	id := list[0].ID
 	cancel := func(op domain.Operation) {
 		t.Helper()
-		if _, err := l.Resolve(ctx, triager, op.ID, domain.Resolve{Action: domain.ResolveCancel, Reason: "gone",
+		if _, err := l.Desk.Resolve(ctx, triager, op.ID, domain.Resolve{Action: domain.ResolveCancel, Reason: "gone",
 			ExpectedVersion: op.Version}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	cancel(a)
-	if in, _, _, _ := l.DeskIncident(ctx, person, id); in.OpenItems != 1 || in.Status != domain.IncidentOpen {
+	if in, _, _, _ := l.Incidents.DeskIncident(ctx, ada, id); in.OpenItems != 1 || in.Status != domain.IncidentOpen {
 		t.Fatalf("one of two decided: %+v", in)
 	}
 	cancel(b)
-	in, items, events, err := l.DeskIncident(ctx, person, id)
+	in, items, events, err := l.Incidents.DeskIncident(ctx, ada, id)
 	if err != nil || in.OpenItems != 0 || in.TotalItems != 2 || in.Status != domain.IncidentResolved || in.StatusBy != "" ||
 		items[0].Open || events[len(events)-1].Action != domain.IncidentActionResolved {
 		t.Fatalf("both decided: %+v %+v %+v %v", in, items, events, err)
 	}
 	c := intoDesk(t, l, "evt_res:c", false)
-	in, _, _, _ = l.DeskIncident(ctx, person, id)
+	in, _, _, _ = l.Incidents.DeskIncident(ctx, ada, id)
 	if in.Status != domain.IncidentOpen || in.OpenItems != 1 || in.TotalItems != 3 {
 		t.Fatalf("a new item of a resolved incident: %+v", in)
 	}
 	if n := incidentNotices(t, st, c.ID); len(n) != 1 || n[0].Type != domain.NotifyIncidentOpened || !n[0].Summary.Incident.Reopened {
 		t.Fatalf("the reopening's notice: %+v", n)
 	}
-	if _, err := l.TriageIncident(ctx, triager, id, domain.Triage{Kind: domain.TriageIgnore, Text: "known CRM flake"}); err != nil {
+	if _, err := l.Incidents.TriageIncident(ctx, triager, id, domain.Triage{Kind: domain.TriageIgnore, Text: "known CRM flake"}); err != nil {
 		t.Fatal(err)
 	}
 	d := intoDesk(t, l, "evt_res:d", false)
-	in, _, _, _ = l.DeskIncident(ctx, person, id)
+	in, _, _, _ = l.Incidents.DeskIncident(ctx, ada, id)
 	if in.Status != domain.IncidentIgnored || in.OpenItems != 2 || len(incidentNotices(t, st, d.ID)) != 0 {
 		t.Fatalf("a new item of an ignored incident: %+v", in)
 	}
@@ -144,27 +141,27 @@ func TestIncidents_TriageAudited(t *testing.T) {
 	st := storetest.New(t)
 	l := domain.NewLedger(st, testCards())
 	intoDesk(t, l, "evt_tri:a", true)
-	list, _ := l.DeskIncidents(ctx, person)
+	list, _ := l.Incidents.DeskIncidents(ctx, ada)
 	id := list[0].ID
 	viewer := triager
 	viewer.Role = domain.RoleViewer
-	if _, err := l.TriageIncident(ctx, viewer, id, domain.Triage{Kind: domain.TriageAcknowledge}); domain.ErrorCode(err) != domain.EForbidden {
+	if _, err := l.Incidents.TriageIncident(ctx, viewer, id, domain.Triage{Kind: domain.TriageAcknowledge}); domain.ErrorCode(err) != domain.EForbidden {
 		t.Fatalf("a viewer acknowledged: %v", err)
 	}
-	in, err := l.TriageIncident(ctx, triager, id, domain.Triage{Kind: domain.TriageAcknowledge, ExpectedVersion: list[0].Version})
+	in, err := l.Incidents.TriageIncident(ctx, triager, id, domain.Triage{Kind: domain.TriageAcknowledge, ExpectedVersion: list[0].Version})
 	if err != nil || in.Status != domain.IncidentAcknowledged || in.AcknowledgedBy != "ann@example.com" {
 		t.Fatalf("acknowledge: %+v %v", in, err)
 	}
-	if _, err := l.TriageIncident(ctx, triager, id, domain.Triage{Kind: domain.TriageNote, Text: "late", ExpectedVersion: list[0].Version}); domain.ErrorCode(err) != domain.EVersionConflict {
+	if _, err := l.Incidents.TriageIncident(ctx, triager, id, domain.Triage{Kind: domain.TriageNote, Text: "late", ExpectedVersion: list[0].Version}); domain.ErrorCode(err) != domain.EVersionConflict {
 		t.Fatalf("a note on a stale version: %v", err)
 	}
 	for _, tr := range []domain.Triage{{Kind: domain.TriageOwner, Owner: triager.Person()}, {Kind: domain.TriageNote, Text: "CRM says fixed at 03:10"},
 		{Kind: domain.TriageResolve, Text: "provider fixed"}} {
-		if _, err := l.TriageIncident(ctx, triager, id, tr); err != nil {
+		if _, err := l.Incidents.TriageIncident(ctx, triager, id, tr); err != nil {
 			t.Fatalf("%s: %v", tr.Kind, err)
 		}
 	}
-	in, _, events, err := l.DeskIncident(ctx, person, id)
+	in, _, events, err := l.Incidents.DeskIncident(ctx, ada, id)
 	if err != nil || in.Owner.Subject != "ann" || in.Status != domain.IncidentResolved || in.StatusBy != "ann@example.com" {
 		t.Fatalf("after triage: %+v %v", in, err)
 	}
@@ -198,17 +195,20 @@ func TestIncidents_MarkTwins(t *testing.T) {
 	l := domain.NewLedger(st, testCards())
 	intoDesk(t, l, "evt_twin:a", true)
 	intoDesk(t, l, "evt_twin:c", true)
-	res, err := l.Register(ctx, wf, domain.Registration{Key: "evt_twin:b", Type: "crm.task.create",
+	res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: "evt_twin:b", Type: "crm.task.create",
 		Content: json.RawMessage(`{"a":"evt_twin:a"}`)})
 	if err != nil || res.Operation.State != domain.AwaitingApproval {
 		t.Fatalf("the twin: %+v %v", res.Operation.State, err)
 	}
-	list, _ := l.DeskIncidents(ctx, person)
+	list, _ := l.Incidents.DeskIncidents(ctx, ada)
 	if len(list) != 1 || list[0].Twins != 1 {
 		t.Fatalf("incidents: %+v", list)
 	}
-	_, items, _, _ := l.DeskIncident(ctx, person, list[0].ID)
+	_, items, _, _ := l.Incidents.DeskIncident(ctx, ada, list[0].ID)
 	if len(items) != 2 || !items[0].Twin || items[1].Twin {
 		t.Fatalf("items: %+v", items)
 	}
 }
+
+var triager = domain.Actor{Kind: domain.ActorPerson, Name: "Ann", Email: "ann@example.com", Subject: "ann", Issuer: "idp",
+	Role: domain.RoleOperator}

@@ -9,8 +9,44 @@ import (
 // — a summary of the desk, everything about one item in one call, the
 // approvals waiting. The audit trail across operations is audit.Trail.List.
 
+// Desk holds the use cases of the people at the desk: what they look at —
+// the queue, one item, the approvals waiting, the overview, the people to
+// assign — and the decisions they take on one operation. Incidents, bulk
+// decisions, saved views, notifications and drills have types of their
+// own.
+type Desk struct {
+	*core
+	store DeskStorage
+	// Looker makes the desk's "Look up now" lookups; nil: not offered.
+	Looker LookupRunner
+}
+
+// DeskStorage is the store methods the Desk calls; their contracts are
+// Store's and the capabilities'. The store package implements it.
+type DeskStorage interface {
+	coreStorage
+	DeskStore
+	PeopleStore
+	OverviewStore
+	LoadByKey(ctx context.Context, namespace, key string) (Operation, time.Time, error)
+	LoadMany(ctx context.Context, ids []string) ([]Operation, time.Time, error)
+	List(ctx context.Context, q ListQuery) ([]Operation, string, error)
+	Attempts(ctx context.Context, operationID string) ([]Attempt, error)
+	ContentVersions(ctx context.Context, operationID string) ([]ContentVersion, error)
+}
+
+// NewDesk builds the desk's use cases on s with the real clock.
+func NewDesk(s DeskStorage, cards Cards) *Desk { return newDesk(newCore(s, cards), s) }
+
+func newDesk(c *core, s DeskStorage) *Desk { return &Desk{core: c, store: s} }
+
+// Get returns the operation the person may see.
+func (l *Desk) Get(ctx context.Context, actor Actor, id string) (Operation, error) {
+	return l.get(ctx, actor, id)
+}
+
 // DeskStore is what the desk reads from persistence beyond Store. The store
-// package implements it; the Ledger finds it on its Store.
+// package implements it.
 type DeskStore interface {
 	// DeskList is Store.List planned for each search's own values: the
 	// desk searches as a person types, and a plan made once for every text
@@ -67,15 +103,15 @@ type AuditQuery struct {
 
 // deskStore returns the store's desk reads, refusing anyone who is not a
 // signed-in person.
-func (l *Ledger) deskStore(actor Actor) (DeskStore, error) {
+func (l *Desk) deskStore(actor Actor) (DeskStore, error) {
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return nil, err
 	}
-	return l.Store, nil
+	return l.store, nil
 }
 
 // DeskCounts counts the desk's items by state.
-func (l *Ledger) DeskCounts(ctx context.Context, actor Actor) (map[State]int, error) {
+func (l *Desk) DeskCounts(ctx context.Context, actor Actor) (map[State]int, error) {
 	ds, err := l.deskStore(actor)
 	if err != nil {
 		return nil, err
@@ -85,7 +121,7 @@ func (l *Ledger) DeskCounts(ctx context.Context, actor Actor) (map[State]int, er
 
 // DeskQueue pages through the desk's queue: List for people, with the
 // provider filter turned into the provider's types.
-func (l *Ledger) DeskQueue(ctx context.Context, actor Actor, q ListQuery, provider string) ([]Operation, string, error) {
+func (l *Desk) DeskQueue(ctx context.Context, actor Actor, q ListQuery, provider string) ([]Operation, string, error) {
 	ds, q, ok, err := l.deskQuery(actor, q, provider)
 	if err != nil || !ok {
 		return nil, "", err
@@ -95,7 +131,7 @@ func (l *Ledger) DeskQueue(ctx context.Context, actor Actor, q ListQuery, provid
 
 // DeskQueueCount counts every item DeskQueue's pages list for q and
 // provider: the N of "select all N matching".
-func (l *Ledger) DeskQueueCount(ctx context.Context, actor Actor, q ListQuery, provider string, most int) (int, error) {
+func (l *Desk) DeskQueueCount(ctx context.Context, actor Actor, q ListQuery, provider string, most int) (int, error) {
 	ds, q, ok, err := l.deskQuery(actor, q, provider)
 	if err != nil || !ok {
 		return 0, err
@@ -108,7 +144,7 @@ func (l *Ledger) DeskQueueCount(ctx context.Context, actor Actor, q ListQuery, p
 // the provider turned into its types, what is not on the desk yet left
 // out, and content the actor may not read kept from the search. ok is
 // false when nothing can match.
-func (l *Ledger) deskQuery(actor Actor, q ListQuery, provider string) (DeskStore, ListQuery, bool, error) {
+func (l *Desk) deskQuery(actor Actor, q ListQuery, provider string) (DeskStore, ListQuery, bool, error) {
 	ds, err := l.deskStore(actor)
 	if err != nil {
 		return nil, q, false, err
@@ -137,14 +173,14 @@ type DeskItem struct {
 
 // DeskItem reads one operation with its attempts, timeline, content versions,
 // card and the other actions of its event.
-func (l *Ledger) DeskItem(ctx context.Context, actor Actor, id string) (DeskItem, error) {
+func (l *Desk) DeskItem(ctx context.Context, actor Actor, id string) (DeskItem, error) {
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return DeskItem{}, err
 	}
 	if err := checkID(id, "operation"); err != nil {
 		return DeskItem{}, err
 	}
-	op, now, err := l.Store.Load(ctx, "", id)
+	op, now, err := l.store.Load(ctx, "", id)
 	if err != nil {
 		return DeskItem{}, err
 	}
@@ -152,20 +188,20 @@ func (l *Ledger) DeskItem(ctx context.Context, actor Actor, id string) (DeskItem
 	if it.Card, err = l.Cards.Get(op.Type); err != nil {
 		it.Card = Card{Name: op.Type} // a type no longer configured: show what is known
 	}
-	if it.Attempts, err = l.Store.Attempts(ctx, id); err != nil {
+	if it.Attempts, err = l.store.Attempts(ctx, id); err != nil {
 		return DeskItem{}, err
 	}
-	if it.Timeline, err = l.Store.Timeline(ctx, id); err != nil {
+	if it.Timeline, err = l.store.Timeline(ctx, id); err != nil {
 		return DeskItem{}, err
 	}
-	if it.Versions, err = l.Store.ContentVersions(ctx, id); err != nil {
+	if it.Versions, err = l.store.ContentVersions(ctx, id); err != nil {
 		return DeskItem{}, err
 	}
 	if l.hideContent(actor, &it.Op) {
 		hideVersions(it.Versions)
 	}
 	if op.EventID != "" {
-		rel, _, err := l.Store.List(ctx, ListQuery{Namespace: op.Namespace, EventID: op.EventID, Limit: 50})
+		rel, _, err := l.store.List(ctx, ListQuery{Namespace: op.Namespace, EventID: op.EventID, Limit: 50})
 		if err != nil {
 			return DeskItem{}, err
 		}
@@ -189,17 +225,17 @@ type PendingApproval struct {
 // PendingApprovals pages through the operations awaiting approval, the
 // latest changed first — a revision of an old operation is the newest thing
 // to approve, not the last — each with its current and previous content.
-func (l *Ledger) PendingApprovals(ctx context.Context, actor Actor, limit int, cursor string) ([]PendingApproval, string, error) {
+func (l *Desk) PendingApprovals(ctx context.Context, actor Actor, limit int, cursor string) ([]PendingApproval, string, error) {
 	if err := requirePerson(actor, RoleViewer); err != nil {
 		return nil, "", err
 	}
-	ops, next, err := l.Store.List(ctx, ListQuery{States: []State{AwaitingApproval}, Limit: limit, Cursor: cursor, RecentFirst: true})
+	ops, next, err := l.store.List(ctx, ListQuery{States: []State{AwaitingApproval}, Limit: limit, Cursor: cursor, RecentFirst: true})
 	if err != nil {
 		return nil, "", err
 	}
 	out := make([]PendingApproval, 0, len(ops))
 	for _, op := range ops {
-		vs, err := l.Store.ContentVersions(ctx, op.ID)
+		vs, err := l.store.ContentVersions(ctx, op.ID)
 		if err != nil {
 			return nil, "", err
 		}

@@ -18,7 +18,7 @@ func validReason(field, reason string) []FieldError {
 	return nil
 }
 
-func (l *Ledger) decideAsPerson(ctx context.Context, actor Actor, min Role, id string, cmd Command, errs []FieldError) (Operation, error) {
+func (l *Desk) decideAsPerson(ctx context.Context, actor Actor, min Role, id string, cmd Command, errs []FieldError) (Operation, error) {
 	if err := requirePerson(actor, min); err != nil {
 		return Operation{}, err
 	}
@@ -33,7 +33,7 @@ func (l *Ledger) decideAsPerson(ctx context.Context, actor Actor, min Role, id s
 }
 
 // Resolve records a person's decision on a desk item.
-func (l *Ledger) Resolve(ctx context.Context, actor Actor, id string, r Resolve) (Operation, error) {
+func (l *Desk) Resolve(ctx context.Context, actor Actor, id string, r Resolve) (Operation, error) {
 	errs := validReason("reason", r.Reason)
 	if r.Action == (ResolveAction{}) {
 		errs = append(errs, FieldError{"action", "must be confirm_executed, confirm_not_executed, retry, cancel or resend_same_key"})
@@ -50,14 +50,14 @@ func (l *Ledger) Resolve(ctx context.Context, actor Actor, id string, r Resolve)
 }
 
 // Assign gives a desk item to a person, or takes it back.
-func (l *Ledger) Assign(ctx context.Context, actor Actor, id string, a Assign) (Operation, error) {
+func (l *Desk) Assign(ctx context.Context, actor Actor, id string, a Assign) (Operation, error) {
 	if a.Reason == "" {
 		a.Reason = "assigned"
 	}
 	errs := validReason("reason", a.Reason)
 	if len(errs) == 0 && requirePerson(actor, RoleOperator) == nil {
 		var err error
-		if a.To, err = l.assignee(ctx, actor, a.To); err != nil {
+		if a.To, err = assignee(ctx, l.store, actor, a.To); err != nil {
 			return Operation{}, err
 		}
 	}
@@ -65,12 +65,12 @@ func (l *Ledger) Assign(ctx context.Context, actor Actor, id string, a Assign) (
 }
 
 // AddNote adds a person's remark to the timeline.
-func (l *Ledger) AddNote(ctx context.Context, actor Actor, id string, n Note) (Operation, error) {
+func (l *Desk) AddNote(ctx context.Context, actor Actor, id string, n Note) (Operation, error) {
 	return l.decideAsPerson(ctx, actor, RoleOperator, id, n, validReason("text", n.Text))
 }
 
 // Revise replaces the content with a new snapshot that needs approval.
-func (l *Ledger) Revise(ctx context.Context, actor Actor, id string, r Revise) (Operation, error) {
+func (l *Desk) Revise(ctx context.Context, actor Actor, id string, r Revise) (Operation, error) {
 	errs := validReason("reason", r.Reason)
 	content, err := CanonicalObject(r.Content)
 	if err != nil {
@@ -83,7 +83,7 @@ func (l *Ledger) Revise(ctx context.Context, actor Actor, id string, r Revise) (
 }
 
 // Approve signs off a content version; never one's own revision.
-func (l *Ledger) Approve(ctx context.Context, actor Actor, id string, a Approve) (Operation, error) {
+func (l *Desk) Approve(ctx context.Context, actor Actor, id string, a Approve) (Operation, error) {
 	errs := validReason("reason", a.Reason)
 	if a.ContentVersion < 1 {
 		errs = append(errs, FieldError{"content_version", "is required"})
@@ -96,7 +96,7 @@ func (l *Ledger) Approve(ctx context.Context, actor Actor, id string, a Approve)
 }
 
 // Reject refuses a content version and cancels the operation.
-func (l *Ledger) Reject(ctx context.Context, actor Actor, id string, r Reject) (Operation, error) {
+func (l *Desk) Reject(ctx context.Context, actor Actor, id string, r Reject) (Operation, error) {
 	errs := validReason("reason", r.Reason)
 	if r.ContentVersion < 1 {
 		errs = append(errs, FieldError{"content_version", "is required"})
@@ -112,11 +112,11 @@ func (l *Ledger) Reject(ctx context.Context, actor Actor, id string, r Reject) (
 // version's reviser never changes, and the decision checks that v is still
 // the current version, so reading it first is safe. Nothing is read for a
 // request that will be refused anyway.
-func (l *Ledger) reviserOf(ctx context.Context, actor Actor, id string, v int, errs []FieldError) (reviser, error) {
+func (l *Desk) reviserOf(ctx context.Context, actor Actor, id string, v int, errs []FieldError) (reviser, error) {
 	if len(errs) > 0 || requirePerson(actor, RoleApprover) != nil || checkID(id, "operation") != nil {
 		return reviser{}, nil
 	}
-	vs, err := l.Store.ContentVersions(ctx, id)
+	vs, err := l.store.ContentVersions(ctx, id)
 	if err != nil {
 		return reviser{}, err
 	}
@@ -126,46 +126,4 @@ func (l *Ledger) reviserOf(ctx context.Context, actor Actor, id string, v int, e
 		}
 	}
 	return reviser{}, nil
-}
-
-// Sidelines are the timeline events that leave a decision taken before them
-// standing: they change neither the state, the content nor its approval.
-// An assignment still makes another assignment stale, so that two people
-// taking the same item do not both believe it theirs.
-func sideline(ev AuditEvent, cmd Command) bool {
-	switch ev.Action {
-	case "noted", ActionLookupRun:
-		return true
-	case "assigned":
-		_, isAssign := cmd.(Assign)
-		return !isAssign
-	}
-	return false
-}
-
-// sinceSeen looks at what happened since the version a person's command was
-// taken on. When it was only notes and assignments, the command is taken as
-// if the person had seen the current version; otherwise it returns the
-// changes, for the conflict to say who changed what.
-func (l *Ledger) sinceSeen(ctx context.Context, op Operation, cmd Command) (Command, []AuditEvent, error) {
-	sc, ok := cmd.(seenCommand)
-	if !ok || sc.seen() == 0 || sc.seen() >= op.Version {
-		return cmd, nil, nil
-	}
-	events, err := l.Store.Timeline(ctx, op.ID)
-	if err != nil {
-		return cmd, nil, err
-	}
-	var since []AuditEvent
-	material := false
-	for _, ev := range events {
-		if ev.Seq > sc.seen() {
-			since = append(since, ev)
-			material = material || !sideline(ev, cmd)
-		}
-	}
-	if !material && len(since) > 0 {
-		return sc.seeing(op.Version), nil, nil
-	}
-	return cmd, since, nil
 }

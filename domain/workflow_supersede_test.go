@@ -1,4 +1,4 @@
-package store_test
+package domain_test
 
 import (
 	"context"
@@ -18,11 +18,11 @@ func TestLedger_Supersede_race(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.New(t)
 	l := domain.NewLedger(st, testCards())
-	orig, err := l.Register(ctx, wf, domain.Registration{Key: "orig", Type: "coupon.issue", Content: json.RawMessage(`{"n":0}`)})
+	orig, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: "orig", Type: "coupon.issue", Content: json.RawMessage(`{"n":0}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Reject(ctx, approver, orig.Operation.ID, domain.Reject{ContentVersion: 1, Reason: "no"}); err != nil {
+	if _, err := l.Desk.Reject(ctx, approver, orig.Operation.ID, domain.Reject{ContentVersion: 1, Reason: "no"}); err != nil {
 		t.Fatal(err)
 	}
 	const n = 12
@@ -33,7 +33,7 @@ func TestLedger_Supersede_race(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := l.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("repl-%d", i), Type: "crm.task.create",
+			res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: fmt.Sprintf("repl-%d", i), Type: "crm.task.create",
 				Content: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)), Supersedes: orig.Operation.ID})
 			results[i], ids[i] = err, res.Operation.ID
 		}()

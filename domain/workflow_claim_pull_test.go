@@ -1,4 +1,4 @@
-package store_test
+package domain_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ func registerReady(t *testing.T, l *domain.Ledger, actor domain.Actor, n int) []
 	t.Helper()
 	var ids []string
 	for i := range n {
-		res, err := l.Register(context.Background(), actor, domain.Registration{Key: fmt.Sprintf("evt_pull:%d", i),
+		res, err := l.Workflow.Register(context.Background(), actor, domain.Registration{Key: fmt.Sprintf("evt_pull:%d", i),
 			Type: "crm.task.create", Content: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))})
 		if err != nil || res.Operation.State != domain.Received {
 			t.Fatalf("register %d: %+v %v", i, res.Operation, err)
@@ -80,7 +80,7 @@ func TestStore_ClaimReady_skipsLockedRows(t *testing.T) {
 
 	deadline, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	claims, err := l.ClaimNext(deadline, wf, domain.PullClaim{Claim: domain.Claim{Worker: "second"}, Limit: 10})
+	claims, err := l.Workflow.ClaimNext(deadline, wf, domain.PullClaim{Claim: domain.Claim{Worker: "second"}, Limit: 10})
 	if deadline.Err() != nil {
 		t.Fatalf("the second pull waited for the held row instead of skipping it (err %v)", err)
 	}
@@ -105,7 +105,7 @@ func TestStore_ClaimReady_staysInItsNamespace(t *testing.T) {
 	theirs := registerReady(t, l, other, 2)
 	ours := registerReady(t, l, wf, 1)
 
-	claims, err := l.ClaimNext(ctx, wf, domain.PullClaim{Claim: domain.Claim{Worker: "w"}, Limit: 10})
+	claims, err := l.Workflow.ClaimNext(ctx, wf, domain.PullClaim{Claim: domain.Claim{Worker: "w"}, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

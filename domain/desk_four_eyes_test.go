@@ -1,4 +1,4 @@
-package store_test
+package domain_test
 
 import (
 	"context"
@@ -23,11 +23,11 @@ func TestFourEyes_FollowPerson(t *testing.T) {
 
 	revised := func(key string) domain.Operation {
 		t.Helper()
-		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "coupon.issue", Content: json.RawMessage(`{"a":"` + key + `"}`)})
+		res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: "coupon.issue", Content: json.RawMessage(`{"a":"` + key + `"}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		op, err := l.Revise(ctx, reviser, res.Operation.ID, domain.Revise{Content: json.RawMessage(`{"a":2}`), Reason: "fix"})
+		op, err := l.Desk.Revise(ctx, reviser, res.Operation.ID, domain.Revise{Content: json.RawMessage(`{"a":2}`), Reason: "fix"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,16 +41,16 @@ func TestFourEyes_FollowPerson(t *testing.T) {
 	for name, who := range map[string]domain.Actor{"email changed": sameEmailChanged, "email unverified": sameUnverified,
 		"another subject with the reviser's email": otherWithEmail} {
 		op := revised("k-" + who.Subject + domain.SHA256Hex([]byte(who.Email))[:12])
-		if _, err := l.Approve(ctx, who, op.ID, domain.Approve{ContentVersion: 2, Reason: "ok"}); domain.ErrorCode(err) != domain.EForbidden {
+		if _, err := l.Desk.Approve(ctx, who, op.ID, domain.Approve{ContentVersion: 2, Reason: "ok"}); domain.ErrorCode(err) != domain.EForbidden {
 			t.Errorf("%s: approve was %v, want forbidden", name, err)
 		}
-		if _, err := l.Reject(ctx, who, op.ID, domain.Reject{ContentVersion: 2, Reason: "no"}); domain.ErrorCode(err) != domain.EForbidden {
+		if _, err := l.Desk.Reject(ctx, who, op.ID, domain.Reject{ContentVersion: 2, Reason: "no"}); domain.ErrorCode(err) != domain.EForbidden {
 			t.Errorf("%s: reject was %v, want forbidden", name, err)
 		}
 	}
 	op := revised("k-other")
 	other := domain.Actor{Kind: domain.ActorPerson, Issuer: idp, Subject: "u-3", Email: "otto@example.com", Role: domain.RoleApprover}
-	if got, err := l.Approve(ctx, other, op.ID, domain.Approve{ContentVersion: 2, Reason: "ok"}); err != nil || got.State != domain.Received {
+	if got, err := l.Desk.Approve(ctx, other, op.ID, domain.Approve{ContentVersion: 2, Reason: "ok"}); err != nil || got.State != domain.Received {
 		t.Fatalf("another person's approval: %v %v", got.State, err)
 	}
 	vs, err := s.ContentVersions(ctx, op.ID)

@@ -1,4 +1,4 @@
-package store_test
+package domain_test
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func TestRegister_twinFoundByTheWrite(t *testing.T) {
 	content := json.RawMessage(`{"title":"twin","owner":"u_1"}`)
 	register := func(key string, c json.RawMessage) domain.RegisterResult {
 		t.Helper()
-		res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create", Content: c,
+		res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create", Content: c,
 			Claim: &domain.Claim{Worker: "w1", Begin: true}})
 		if err != nil || !res.Created {
 			t.Fatalf("register %s: %+v %v", key, res, err)
@@ -41,7 +41,7 @@ func TestRegister_twinFoundByTheWrite(t *testing.T) {
 	if other := register("evt_twin:c", json.RawMessage(`{"title":"other","owner":"u_1"}`)); other.Claim == nil {
 		t.Fatalf("other content held: %s %+v", other.Operation.State, other.Operation.LastError)
 	}
-	if _, err := l.Settle(ctx, wf, first.Operation.ID, domain.Settle{LeaseToken: first.Claim.Lease.Token,
+	if _, err := l.Workflow.Settle(ctx, wf, first.Operation.ID, domain.Settle{LeaseToken: first.Claim.Lease.Token,
 		Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "crm_1"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestRegister_twinWaitingForItsBegin(t *testing.T) {
 		content := json.RawMessage(`{"title":"twin before begin","owner":"` + c.name + `"}`)
 		register := func(key string) domain.RegisterResult {
 			t.Helper()
-			res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create", Content: content, Claim: c.claim})
+			res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create", Content: content, Claim: c.claim})
 			if err != nil || !res.Created {
 				t.Fatalf("register %s: %+v %v", key, res, err)
 			}
@@ -83,20 +83,20 @@ func TestRegister_twinWaitingForItsBegin(t *testing.T) {
 		}
 		lease := first.Claim
 		if lease == nil {
-			cl, err := l.Claim(ctx, wf, first.Operation.ID, domain.Claim{Worker: "w1"})
+			cl, err := l.Workflow.Claim(ctx, wf, first.Operation.ID, domain.Claim{Worker: "w1"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			lease = &cl
 		}
-		if _, err := l.Begin(ctx, wf, first.Operation.ID, domain.Begin{LeaseToken: lease.Lease.Token}); err != nil {
+		if _, err := l.Workflow.Begin(ctx, wf, first.Operation.ID, domain.Begin{LeaseToken: lease.Lease.Token}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := l.Settle(ctx, wf, first.Operation.ID, domain.Settle{LeaseToken: lease.Lease.Token,
+		if _, err := l.Workflow.Settle(ctx, wf, first.Operation.ID, domain.Settle{LeaseToken: lease.Lease.Token,
 			Outcome: domain.OutcomeCompleted, Result: &domain.Result{Ref: "crm_" + c.name}}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := l.Claim(ctx, wf, held.Operation.ID, domain.Claim{Worker: "w2"}); domain.ErrorCode(err) != domain.ENotClaimable {
+		if _, err := l.Workflow.Claim(ctx, wf, held.Operation.ID, domain.Claim{Worker: "w2"}); domain.ErrorCode(err) != domain.ENotClaimable {
 			t.Fatalf("%s: the held twin was claimable after its twin ran: %v", c.name, err)
 		}
 	}

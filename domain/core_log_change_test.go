@@ -1,4 +1,4 @@
-package store_test
+package domain_test
 
 import (
 	"bytes"
@@ -18,12 +18,12 @@ func TestLedger_LogChange(t *testing.T) {
 	var buf bytes.Buffer
 	l := domain.NewLedger(storetest.New(t), testCards())
 	l.Log = slog.New(slog.NewJSONHandler(&buf, nil))
-	res, err := l.Register(context.Background(), wf, domain.Registration{Key: "evt_42:charge", Type: "crm.task.create",
+	res, err := l.Workflow.Register(context.Background(), wf, domain.Registration{Key: "evt_42:charge", Type: "crm.task.create",
 		EventID: "evt_42", Content: json.RawMessage(`{"a":1}`), Claim: &domain.Claim{Worker: "w-1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Begin(context.Background(), wf, res.Operation.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token}); err != nil {
+	if _, err := l.Workflow.Begin(context.Background(), wf, res.Operation.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")

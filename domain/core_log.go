@@ -16,7 +16,7 @@ import (
 // evt_42:charge" without the database. A request that writes one log line
 // of its own (WithRequestLog: the API's access log) gets its first change
 // in that line; every other change is a "ledger" line.
-func (l *Ledger) logChange(ctx context.Context, ch Change) {
+func (l *core) logChange(ctx context.Context, ch Change) {
 	if l.Log == nil || len(ch.Events) == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package store_test
+package domain_test
 
 import (
 	"context"
@@ -9,53 +9,6 @@ import (
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/store/storetest"
 )
-
-func notifyCards() domain.Cards {
-	cs := testCards()
-	for name, c := range cs {
-		c.Notify = []domain.Destination{{URL: "https://hooks.example.com/" + name, SecretEnv: "S", Format: domain.FormatStandard}}
-		c.EscalateAfter = 30 * time.Minute
-		c.Escalate = []domain.Destination{{URL: "https://pager.example.com/", Format: domain.FormatStandard}}
-		cs[name] = c
-	}
-	return cs
-}
-
-var dave = domain.Actor{Kind: domain.ActorPerson, Name: "dave", Email: "dave@example.com", Role: domain.RoleAdmin}
-
-// itemNotices leaves out the notices of the item's incident
-// (incident_entry.go): the tests of an item's own notifications count
-// those.
-func itemNotices(ns []domain.NotificationRecord) []domain.NotificationRecord {
-	var out []domain.NotificationRecord
-	for _, n := range ns {
-		if n.Summary.Incident == nil {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// toDesk registers an operation and settles it as unknown_outcome.
-func toDesk(t *testing.T, l *domain.Ledger, key string) domain.Operation {
-	t.Helper()
-	ctx := context.Background()
-	res, err := l.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create", Content: json.RawMessage(`{"a":"` + key + `"}`),
-		Claim: &domain.Claim{Worker: "w"}})
-	if err != nil || res.Claim == nil {
-		t.Fatalf("register: %+v %v", res, err)
-	}
-	tok := res.Claim.Lease.Token
-	if _, err := l.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: tok}); err != nil {
-		t.Fatal(err)
-	}
-	op, err := l.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeUnknown,
-		Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Code: "read_timeout"}})
-	if err != nil || op.State != domain.UnknownOutcome {
-		t.Fatalf("settle: %s %v", op.State, err)
-	}
-	return op
-}
 
 // TestOutboxIsWrittenWithTheTransition: the desk entry's notification is in
 // the outbox once the transition is, and a change that loses its
@@ -87,7 +40,7 @@ func TestOutboxIsWrittenWithTheTransition(t *testing.T) {
 		t.Fatal(err)
 	}
 	card := notifyCards()["crm.task.create"]
-	env := domain.Env{Card: card, Now: now, Actor: dave, NewID: (&domain.IDSource{}).New, Jitter: func() float64 { return 0 }}
+	env := domain.Env{Card: card, Now: now, Actor: deskAdmin, NewID: (&domain.IDSource{}).New, Jitter: func() float64 { return 0 }}
 	ch, err := domain.Decide(loaded, domain.Resolve{Action: domain.ResolveConfirmExecuted, Result: &domain.Result{Ref: "r"}, Reason: "seen"}, env)
 	if err != nil || len(ch.Notifications) != 1 {
 		t.Fatalf("decide: %v %+v", err, ch.Notifications)
@@ -99,7 +52,7 @@ func TestOutboxIsWrittenWithTheTransition(t *testing.T) {
 	if ns, _ := st.Notifications(ctx, op.ID); len(itemNotices(ns)) != 1 {
 		t.Fatalf("a refused change left %d notifications", len(ns))
 	}
-	if list, _ := l.DeskIncidents(ctx, dave); len(list) != 1 || list[0].OpenItems != 1 {
+	if list, _ := l.Incidents.DeskIncidents(ctx, deskAdmin); len(list) != 1 || list[0].OpenItems != 1 {
 		t.Fatalf("a refused change moved the incident: %+v", list)
 	}
 	ch.FromVersion++
@@ -121,7 +74,7 @@ func TestEscalationSweep(t *testing.T) {
 	l := domain.NewLedger(st, notifyCards())
 	lone := toDesk(t, l, "lone")
 	taken := toDesk(t, l, "taken")
-	if _, err := l.Assign(ctx, dave, taken.ID, domain.Assign{To: dave.Person(), Reason: "mine"}); err != nil {
+	if _, err := l.Desk.Assign(ctx, deskAdmin, taken.ID, domain.Assign{To: deskAdmin.Person(), Reason: "mine"}); err != nil {
 		t.Fatal(err)
 	}
 	clock := time.Now().UTC().Add(29 * time.Minute)
@@ -141,7 +94,7 @@ func TestEscalationSweep(t *testing.T) {
 		}
 		return out
 	}
-	if _, err := l.Sweep(ctx, 100); err != nil {
+	if _, err := l.Upkeep.Sweep(ctx, 100); err != nil {
 		t.Fatal(err)
 	}
 	if e := escalated(); len(e) != 0 {
@@ -149,15 +102,62 @@ func TestEscalationSweep(t *testing.T) {
 	}
 	clock = clock.Add(2 * time.Minute)
 	for range 3 {
-		if _, err := l.Sweep(ctx, 100); err != nil {
+		if _, err := l.Upkeep.Sweep(ctx, 100); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if e := escalated(); e[lone.ID] != 1 || e[taken.ID] != 0 {
 		t.Fatalf("escalations %v, want one for %s only", e, lone.ID)
 	}
-	op, _ := l.Get(ctx, dave, lone.ID)
+	op, _ := l.Workflow.Get(ctx, deskAdmin, lone.ID)
 	if op.EscalatedAt == nil {
 		t.Fatal("escalation not recorded on the operation")
 	}
+}
+
+func notifyCards() domain.Cards {
+	cs := testCards()
+	for name, c := range cs {
+		c.Notify = []domain.Destination{{URL: "https://hooks.example.com/" + name, SecretEnv: "S", Format: domain.FormatStandard}}
+		c.EscalateAfter = 30 * time.Minute
+		c.Escalate = []domain.Destination{{URL: "https://pager.example.com/", Format: domain.FormatStandard}}
+		cs[name] = c
+	}
+	return cs
+}
+
+var deskAdmin = domain.Actor{Kind: domain.ActorPerson, Name: "dave", Email: "dave@example.com", Role: domain.RoleAdmin}
+
+// itemNotices leaves out the notices of the item's incident
+// (incident_entry.go): the tests of an item's own notifications count
+// those.
+func itemNotices(ns []domain.NotificationRecord) []domain.NotificationRecord {
+	var out []domain.NotificationRecord
+	for _, n := range ns {
+		if n.Summary.Incident == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// toDesk registers an operation and settles it as unknown_outcome.
+func toDesk(t *testing.T, l *domain.Ledger, key string) domain.Operation {
+	t.Helper()
+	ctx := context.Background()
+	res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: key, Type: "crm.task.create", Content: json.RawMessage(`{"a":"` + key + `"}`),
+		Claim: &domain.Claim{Worker: "w"}})
+	if err != nil || res.Claim == nil {
+		t.Fatalf("register: %+v %v", res, err)
+	}
+	tok := res.Claim.Lease.Token
+	if _, err := l.Workflow.Begin(ctx, wf, res.Operation.ID, domain.Begin{LeaseToken: tok}); err != nil {
+		t.Fatal(err)
+	}
+	op, err := l.Workflow.Settle(ctx, wf, res.Operation.ID, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeUnknown,
+		Error: &domain.ErrorInfo{Class: domain.ClassTimeout, Code: "read_timeout"}})
+	if err != nil || op.State != domain.UnknownOutcome {
+		t.Fatalf("settle: %s %v", op.State, err)
+	}
+	return op
 }
