@@ -345,12 +345,12 @@ func (c *committer) flush(batch []*commitRequest, pass func()) {
 		pass()
 	}
 	if len(batch) == 1 {
-		res := c.alone(ctx, batch[0])
+		res := c.commitOne(ctx, batch[0])
 		release()
 		batch[0].done <- res
 		return
 	}
-	ns, err := c.together(ctx, batch, planFlush(batch))
+	ns, err := c.commitBatch(ctx, batch, planFlush(batch))
 	if err == nil {
 		release()
 		for i, r := range batch {
@@ -371,7 +371,7 @@ func (c *committer) flush(batch []*commitRequest, pass func()) {
 	c.reruns.Add(1)
 	res := make([]commitResult, len(batch))
 	for i, r := range batch {
-		res[i] = c.alone(ctx, r)
+		res[i] = c.commitOne(ctx, r)
 	}
 	release()
 	for i, r := range batch {
@@ -379,13 +379,13 @@ func (c *committer) flush(batch []*commitRequest, pass func()) {
 	}
 }
 
-// together sends the batch's statements (planFlush: one multi-row
+// commitBatch sends the batch's statements (planFlush: one multi-row
 // statement per kind, the rest one each) in one round trip, after the one
 // that opens every flush (flushOpening: keyedPlans, and the turns of its
 // registrations held for no twin, twin.go): the statements
 // up to the protocol's Sync are one implicit transaction, which commits at
 // the Sync and rolls back whole on any error.
-func (c *committer) together(ctx context.Context, batch []*commitRequest, parts []flushPart) ([]int64, error) {
+func (c *committer) commitBatch(ctx context.Context, batch []*commitRequest, parts []flushPart) ([]int64, error) {
 	plans := make([]*writePlan, len(batch))
 	for i, r := range batch {
 		plans[i] = r.p
@@ -452,10 +452,10 @@ func readPart(br pgx.BatchResults, p flushPart, batch []*commitRequest, ns []int
 	return nil
 }
 
-// alone commits one change: its statement after flushOpening's, in one round
+// commitOne commits one change: its statement after flushOpening's, in one round
 // trip and one implicit transaction; it returns the change's answer for
 // flush to give once it has passed its turn.
-func (c *committer) alone(ctx context.Context, r *commitRequest) commitResult {
+func (c *committer) commitOne(ctx context.Context, r *commitRequest) commitResult {
 	st := singleStatement(r.p)
 	b := &pgx.Batch{}
 	opening, args := flushOpening(r.p)

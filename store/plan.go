@@ -236,6 +236,23 @@ func guardSQL(t, id, version, contentVersion, live string) string {
 	return w
 }
 
+// purgeEmptied are the state columns a content purge empties (it keeps
+// the version, so the guard does not see it; content_purge.go).
+var purgeEmptied = map[string]bool{"result_data": true}
+
+// setAsDecided spells the assignment of column name on row t ("t.") from
+// the values v ("v.") for an update that sends every column as decided on,
+// whether its change touched it or not (the multi-row statement: one
+// column list for every row). A column a content purge has emptied since
+// keeps the purge: a purged operation is final, and the value sent is the
+// one it was decided on, before the purge.
+func setAsDecided(t, v, name string) string {
+	if purgeEmptied[name] {
+		return name + " = CASE WHEN " + t + "content_purged_at IS NULL THEN " + v + name + " ELSE " + t + name + " END"
+	}
+	return name + " = " + v + name
+}
+
 // sameField is sameValue of the values two field pointers of one column
 // point at (valueOf's types), read without boxing them.
 func sameField(a, b any) bool {
