@@ -118,21 +118,16 @@ type Incident struct {
 	DeskPath   string `json:"desk_path"`
 }
 
-// LastError is the operation's last error in a webhook's data.
-type LastError struct {
-	Class   string `json:"class"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
+// LastError is the operation's last error in a webhook's data: its JSON
+// is the summary's (domain.NotifiedError).
+type LastError = domain.NotifiedError
 
 func summaryOf(s domain.NotificationSummary) Summary {
 	w := Summary{ID: s.ID, Key: s.Key, Type: s.Type, Namespace: s.Namespace, State: s.State, Reason: s.Reason,
 		Attempts: s.Attempts, Provider: s.Provider, ProviderKey: s.ProviderKey, AgeSeconds: s.AgeSeconds, EnteredDeskAt: s.EnteredDeskAt,
 		Assignee: s.Assignee, DeskPath: s.DeskPath, Decision: s.Decision, DecidedBy: s.DecidedBy,
 		Content: s.Content, ResultRef: s.ResultRef, ResultData: s.ResultData}
-	if e := s.LastError; e != nil {
-		w.LastError = &LastError{Class: e.Class, Code: e.Code, Message: e.Message}
-	}
+	w.LastError = s.LastError
 	if in := s.Incident; in != nil {
 		w.Incident = &Incident{ID: in.ID, Status: in.Status, OpenItems: in.OpenItems, TotalItems: in.TotalItems,
 			NewItems: in.NewItems, Reopened: in.Reopened, Headline: domain.GrowthWords(*in), DeskPath: in.DeskPath}
