@@ -260,7 +260,7 @@ func sideArgs(pat, text string) []any { return []any{pat, text, text, text, text
 func (s *Store) textMatch(q domain.ListQuery) (string, []any) {
 	pat := "%" + escapeLike(strings.ToLower(q.Text)) + "%"
 	hidden := q.ContentHiddenTypes
-	if q.Deep && s.dialect == "postgres" && !strings.Contains(q.Text, "\n") {
+	if q.Deep && s.dialect.searchSide() && !strings.Contains(q.Text, "\n") {
 		if len(hidden) == 0 {
 			return sideSearch, sideArgs(pat, q.Text)
 		}

@@ -86,7 +86,7 @@ func writeTx(tx *gorm.DB, p *writePlan) (bool, error) {
 		if p.noTwin {
 			var twins []string
 			o := p.op
-			if tx.Dialector.Name() == "postgres" { // SQLite's transactions take turns already
+			if !dialectOf(tx).writersTakeTurns() {
 				if err := tx.Exec(twinTurnTx, o.Namespace, o.IdentityHash).Error; err != nil {
 					return false, err
 				}
@@ -108,7 +108,7 @@ func writeTx(tx *gorm.DB, p *writePlan) (bool, error) {
 			cv, args = "?", append(args, g.contentVersion)
 		}
 		if g.liveLease {
-			if tx.Dialector.Name() != "postgres" {
+			if !dialectOf(tx).keepsClock() {
 				return false, domain.Errorf(domain.EInternal, "a write that needs a live lease needs PostgreSQL's clock")
 			}
 			live = "true"
@@ -190,10 +190,7 @@ func colMap(cols []col) map[string]any {
 
 // dbNow is the SQL for the database's clock.
 func (s *Store) dbNow() string {
-	if s.dialect == "postgres" {
-		return "clock_timestamp()"
-	}
-	return "NULL"
+	return s.dialect.clockSQL()
 }
 
 // load reads one operation and the database's clock.
@@ -212,7 +209,7 @@ func (s *Store) load(ctx context.Context, where string, args ...any) (domain.Ope
 	}
 	op.ContentPurgedAt = utcPtr(row.Row.ContentPurgedAt)
 	now := row.DBNow
-	if s.dialect != "postgres" {
+	if !s.dialect.keepsClock() {
 		now = s.now()
 	}
 	return op, now.UTC(), nil
