@@ -133,7 +133,8 @@ func scanRow(rows *sql.Rows, r *auditRow) error { return rows.Scan(scanTargets(a
 // batches runs the query in keyset batches ordered by the key columns. Each
 // batch is read whole and its rows closed before fn sees it, so a slow
 // reader of the export never holds a connection (on SQLite, the only one).
-// Rows are scanned by hand: GORM's reflection was a quarter of the cost.
+// Rows are scanned by hand: GORM's reflection was a large part of the
+// cost (docs/design/performance-log.md).
 func (s *Store) batches(ctx context.Context, where []string, args []any, order string, key []string, fn func(domain.AuditEvent) error) error {
 	base := "SELECT " + auditColumns + " FROM audit_events WHERE " + strings.Join(where, " AND ")
 	var last []any

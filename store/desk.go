@@ -94,7 +94,7 @@ func differences(cum []int64, total int64, n int) []int {
 // a generic plan cannot use the partial trigram indexes of migration 00004 —
 // their predicate names the desk's states, which the generic plan only sees
 // as parameters — so it reads the operations one by one in created_at order
-// (170 ms instead of 2 on the benchmark's 100,000 operations).
+// (docs/design/performance-log.md).
 func (s *Store) DeskList(ctx context.Context, q domain.ListQuery) ([]domain.Operation, string, error) {
 	if !s.dialect.searchSide() || q.Text == "" {
 		return s.List(ctx, q)

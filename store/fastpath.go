@@ -319,10 +319,8 @@ func (s *Store) loadFast(ctx context.Context, where string, args ...any) (domain
 // had just been analyzed empty, reads the whole table (a sequential scan,
 // a hash join) or the whole primary key (a merge join) at every flush from
 // then on, until an ANALYZE replaces it — with autovacuum off, never.
-// Measured from a database analyzed empty: a flush of four begins read all
-// 3,144 entries of the primary key at 3,144 operations, and PostgreSQL's
-// CPU per lifecycle was 14–23% higher than with these settings. With these
-// off for the flush's own transaction (set_config's is_local), every plan
+// From a database analyzed empty, a flush read the whole primary key
+// (docs/design/performance-log.md). With these off for the flush's own transaction (set_config's is_local), every plan
 // made in one is the lookups, whatever the statistics say. Nothing else
 // runs under them: they end with the flush's COMMIT, and under PgBouncer's
 // transaction pooling they stay with the transaction as it does.

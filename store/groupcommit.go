@@ -68,13 +68,9 @@ type options struct {
 // waits for the flush before it, however long that one waits.
 //
 // Before the lead every writer flushed as soon as it had a change, so
-// with one per core two flushes of one or two changes each ran at once.
-// Measured against that on 2 cores with PostgreSQL beside the server,
-// two-call lifecycles, three interleaved rounds (docs/performance.md, with
-// the caller's own flush): PostgreSQL's CPU per lifecycle fell by a fifth
-// at 8 clients (median 0.87 ms against 1.09) and by a third at 16 (0.68
-// against 1.08), and at 16 clients, where the cores are the limit,
-// lifecycles/s rose by a third (median 1,006 against 753).
+// with one per core two flushes of one or two changes each ran at once;
+// the lead costs the database less CPU per lifecycle and carries more
+// lifecycles where the cores are the limit (docs/design/performance-log.md).
 func Writers(n int) Option { return func(o *options) { o.writers = n } }
 
 // writerCount is how many flushes the options allow in flight.

@@ -124,8 +124,7 @@ func (s *Store) listSQL(q domain.ListQuery) (string, []any, int, error) {
 		// A row value, not "col > ? OR (col = ? AND id > ?)": both
 		// databases read it as where the index scan starts, so a late page
 		// costs what the first does; the OR is a filter over every row
-		// before the cursor (Operations' page past 110,000 operations on
-		// PostgreSQL: 163 ms, against 0.1 ms).
+		// before the cursor (docs/design/performance-log.md).
 		where += " AND (" + col + ", id) " + op + " (?, ?)"
 		args = append(args, at, id)
 	}

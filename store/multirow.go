@@ -261,10 +261,9 @@ func renderMulti(create bool, ops *multiTable, childRows *childTables, attemptUp
 	return s
 }
 
-// multiMin is the fewest changes of a kind worth a multi-row statement.
-// BenchmarkGroupCommit_flush on 2 cores: at 2 a statement each was faster
-// (its plan is simpler and cached), at 4 the two were even, from 8 on the
-// multi-row statement took a quarter less time per lifecycle.
+// multiMin is the fewest changes of a kind worth a multi-row statement:
+// below it a statement each, whose plan is simpler and cached, is as fast
+// or faster (BenchmarkGroupCommit_flush; docs/design/performance-log.md).
 const multiMin = 4
 
 // multiRowOn is off only in the benchmark that compares the two ways.

@@ -145,10 +145,9 @@ func routeOf(ch domain.Change, create bool) route {
 // (domain.Change.Before), or all of them without it, and the content
 // columns only with a content snapshot — so a write decided before a
 // content purge leaves the purge in place rather than writing back the
-// content it loaded. A begin changes six of the thirty-two state columns;
-// sending, binding and setting only those cut PostgreSQL's and the
-// server's CPU per lifecycle by about an eighth each (measured at 16
-// clients on 2 cores). The guard still covers the whole row: a column not
+// content it loaded. A begin changes few of the state columns, and
+// sending, binding and setting only those saves both PostgreSQL's and the
+// server's CPU (docs/design/performance-log.md). The guard still covers the whole row: a column not
 // written holds what the change was decided on.
 func changedCols(ch domain.Change, after *operationRow) []col {
 	var out []col

@@ -10,8 +10,8 @@ import (
 // A flush renders the same few statement shapes over and over: a create
 // with its attempt and two events, a settle's update with its attempt's,
 // and so on. Rendering one — joining its column lists, numbering its
-// placeholders — was a tenth of a call's CPU in the group commit, for SQL
-// text that only the shape decides. So a single statement's text is
+// placeholders — was a measurable part of a call's CPU in the group commit
+// (docs/design/performance-log.md), for SQL text that only the shape decides. So a single statement's text is
 // rendered once per shape and kept; what changes from one change to the
 // next, its arguments, is collected by the renderer's own walk of the plan
 // without writing its text (singleArgs), so the order is the one it
