@@ -81,7 +81,10 @@ type NotifiedIncident struct {
 	TotalItems int    `json:"total_items"`
 	NewItems   int    `json:"new_items"` // since the last notice (all of them on opening)
 	Reopened   bool   `json:"reopened,omitempty"`
-	DeskPath   string `json:"desk_path"`
+	// Headline is GrowthWords' "12 more items, 20 items in all": added as
+	// the notice is sent (notify), never kept.
+	Headline string `json:"headline,omitempty"`
+	DeskPath string `json:"desk_path"`
 }
 
 // IncidentPath is an incident's page on the desk.

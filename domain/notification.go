@@ -106,14 +106,17 @@ type NotificationSummary struct {
 	ProviderKey string         `json:"provider_key"`
 	AgeSeconds  int64          `json:"age_seconds"`
 	// EnteredDeskAt is when the operation last came to wait on a person.
-	EnteredDeskAt *time.Time      `json:"entered_desk_at,omitempty"`
-	Assignee      string          `json:"assignee"`
-	DeskPath      string          `json:"desk_path"`
-	Decision      string          `json:"decision,omitempty"`
-	DecidedBy     string          `json:"decided_by,omitempty"`
-	Content       json.RawMessage `json:"content,omitempty"`
-	ResultRef     string          `json:"result_ref,omitempty"`
-	ResultData    json.RawMessage `json:"result_data,omitempty"`
+	EnteredDeskAt *time.Time `json:"entered_desk_at,omitempty"`
+	Assignee      string     `json:"assignee"`
+	DeskPath      string     `json:"desk_path"`
+	// DeskURL is DeskPath under the public base URL, when there is one:
+	// added as the notification is sent (notify), never kept.
+	DeskURL    string          `json:"desk_url,omitempty"`
+	Decision   string          `json:"decision,omitempty"`
+	DecidedBy  string          `json:"decided_by,omitempty"`
+	Content    json.RawMessage `json:"content,omitempty"`
+	ResultRef  string          `json:"result_ref,omitempty"`
+	ResultData json.RawMessage `json:"result_data,omitempty"`
 	// Incident is, for an incident's notice, the incident it tells of.
 	Incident *NotifiedIncident `json:"incident,omitempty"`
 }
