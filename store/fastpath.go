@@ -147,9 +147,9 @@ func renderSingle(p *writePlan) *stmt {
 	return s
 }
 
-// singleArgs are the plan's arguments for the statement's text kept as
-// text: writeSingle's walk, collecting them without writing.
-func singleArgs(p *writePlan, text string) *stmt {
+// cachedSingle is the statement with the text the cache kept and the
+// plan's arguments: writeSingle's walk, collecting them without writing.
+func cachedSingle(p *writePlan, text string) *stmt {
 	s := &stmt{text: text, args: make([]any, 0, p.params())}
 	writeSingle(s, p)
 	return s

@@ -14,7 +14,7 @@ import (
 // (docs/design/performance-log.md), for SQL text that only the shape decides. So a single statement's text is
 // rendered once per shape and kept; what changes from one change to the
 // next, its arguments, is collected by the renderer's own walk of the plan
-// without writing its text (singleArgs), so the order is the one it
+// without writing its text (cachedSingle), so the order is the one it
 // numbers them in. A multi-row statement (multirow.go) is kept the same
 // way, by its tables' columns. Under test (verifyStatementCache) every cached text
 // and its arguments are checked against a fresh rendering.
@@ -60,7 +60,7 @@ func singleStatement(p *writePlan) *stmt {
 		singleSQL.put(key, s.sql.String())
 		return s
 	}
-	s := singleArgs(p, sql)
+	s := cachedSingle(p, sql)
 	if verifyStatementCache {
 		verifyCached(key, s, renderSingle(p))
 	}
