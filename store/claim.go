@@ -58,7 +58,7 @@ func (s *Store) ClaimReady(ctx context.Context, q domain.ReadyQuery, decide func
 		return nil, translate(err, "operation")
 	}
 	for _, ch := range out { // committed: the lease holder's next call may skip its load
-		s.lc.wrote(ch, nil)
+		s.leases.wrote(ch, nil)
 	}
 	return out, nil
 }

@@ -182,10 +182,10 @@ func SearchExact(ctx context.Context, s *Store, id string) ([]string, error) {
 
 // Loads is how many operations the store has read by id or key on
 // PostgreSQL (the lease cache's clock readings).
-func Loads(s *Store) int64 { return s.lc.loads.Load() }
+func Loads(s *Store) int64 { return s.leases.loads.Load() }
 
 // ForgetLeased drops the operation from the lease cache.
-func ForgetLeased(s *Store, id string) { s.lc.forget(id) }
+func ForgetLeased(s *Store, id string) { s.leases.forget(id) }
 
 // SchemaColumns are schema.go's tables and their columns.
 func SchemaColumns() map[string][]string {

@@ -306,7 +306,7 @@ func (s *Store) loadFast(ctx context.Context, where string, args ...any) (domain
 		return domain.Operation{}, time.Time{}, domain.Wrap(domain.EInternal, err, "unreadable operation row")
 	}
 	op.ContentPurgedAt = utcPtr(r.ContentPurgedAt)
-	s.lc.clock(now, sent, time.Now())
+	s.leases.clock(now, sent, time.Now())
 	return op, now.UTC(), nil
 }
 

@@ -15,7 +15,7 @@ func (s *Store) Create(ctx context.Context, ch domain.Change) (domain.Operation,
 	ctx, span := startWrite(ctx, "create", ch.Op.ID)
 	op, created, err := s.create(ctx, ch)
 	if err != nil || created {
-		s.lc.wrote(ch, err)
+		s.leases.wrote(ch, err)
 	}
 	endSpan(span, err)
 	return op, created, err
@@ -54,7 +54,7 @@ func (s *Store) create(ctx context.Context, ch domain.Change) (domain.Operation,
 func (s *Store) Apply(ctx context.Context, ch domain.Change) error {
 	ctx, span := startWrite(ctx, "update", ch.Op.ID)
 	err := s.apply(ctx, ch)
-	s.lc.wrote(ch, err)
+	s.leases.wrote(ch, err)
 	endSpan(span, err)
 	return err
 }

@@ -40,9 +40,9 @@ type Store struct {
 	// (fastpath.go); nil on SQLite and in stores bound to a transaction.
 	pool    *pgxpool.Pool
 	commits *committer // group commit of the single statements (groupcommit.go)
-	// lc is PostgreSQL's record of the leased operations this replica
+	// leases is PostgreSQL's record of the leased operations this replica
 	// last wrote (leasecache.go); nil elsewhere.
-	lc *leaseCache
+	leases *leaseCache
 	// now is SQLite's clock: an embedded database shares the process's clock.
 	// PostgreSQL's clock is read in SQL.
 	now func() time.Time
@@ -102,7 +102,7 @@ func Connect(rawURL string, opts ...Option) (*Store, error) {
 			sqlDB.Close()
 			return nil, domain.Wrap(domain.EUnavailable, err, "cannot reach PostgreSQL")
 		}
-		return &Store{db: db, dialect: dialectPostgres, url: rawURL, pool: pool, commits: newCommitter(pool, o), lc: newLeaseCache(), now: time.Now}, nil
+		return &Store{db: db, dialect: dialectPostgres, url: rawURL, pool: pool, commits: newCommitter(pool, o), leases: newLeaseCache(), now: time.Now}, nil
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite:"), "//")
 		if path == "" {
