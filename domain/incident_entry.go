@@ -75,13 +75,16 @@ type IncidentExit struct {
 
 // NotifiedIncident is the incident a notification tells of.
 type NotifiedIncident struct {
-	ID         string
-	Status     string
-	OpenItems  int
-	TotalItems int
-	NewItems   int // since the last notice (all of them on opening)
-	Reopened   bool
-	DeskPath   string
+	ID         string `json:"id"`
+	Status     string `json:"status"`
+	OpenItems  int    `json:"open_items"`
+	TotalItems int    `json:"total_items"`
+	NewItems   int    `json:"new_items"` // since the last notice (all of them on opening)
+	Reopened   bool   `json:"reopened,omitempty"`
+	// Headline is GrowthWords' "12 more items, 20 items in all": added as
+	// the notice is sent (notify), never kept.
+	Headline string `json:"headline,omitempty"`
+	DeskPath string `json:"desk_path"`
 }
 
 // IncidentPath is an incident's page on the desk.

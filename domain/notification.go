@@ -90,37 +90,42 @@ type Notification struct {
 // NotificationSummary is what a notification says about its operation,
 // frozen at the transition. Content and result data appear only when the
 // card opts in: they can hold personal data. The notify package renders it
-// on the wire; the store keeps it in the outbox.
+// on the wire; the store keeps it in the outbox as this JSON, whose
+// members are those rows already written carry, so every stored
+// notification reads back.
 type NotificationSummary struct {
-	ID          string
-	Key         string
-	Type        string
-	Namespace   string
-	State       string
-	Reason      string
-	LastError   *NotifiedError
-	Attempts    int
-	Provider    string
-	ProviderKey string
-	AgeSeconds  int64
+	ID          string         `json:"id"`
+	Key         string         `json:"key"`
+	Type        string         `json:"type"`
+	Namespace   string         `json:"namespace"`
+	State       string         `json:"state"`
+	Reason      string         `json:"reason"`
+	LastError   *NotifiedError `json:"last_error"`
+	Attempts    int            `json:"attempts"`
+	Provider    string         `json:"provider"`
+	ProviderKey string         `json:"provider_key"`
+	AgeSeconds  int64          `json:"age_seconds"`
 	// EnteredDeskAt is when the operation last came to wait on a person.
-	EnteredDeskAt *time.Time
-	Assignee      string
-	DeskPath      string
-	Decision      string
-	DecidedBy     string
-	Content       json.RawMessage
-	ResultRef     string
-	ResultData    json.RawMessage
+	EnteredDeskAt *time.Time `json:"entered_desk_at,omitempty"`
+	Assignee      string     `json:"assignee"`
+	DeskPath      string     `json:"desk_path"`
+	// DeskURL is DeskPath under the public base URL, when there is one:
+	// added as the notification is sent (notify), never kept.
+	DeskURL    string          `json:"desk_url,omitempty"`
+	Decision   string          `json:"decision,omitempty"`
+	DecidedBy  string          `json:"decided_by,omitempty"`
+	Content    json.RawMessage `json:"content,omitempty"`
+	ResultRef  string          `json:"result_ref,omitempty"`
+	ResultData json.RawMessage `json:"result_data,omitempty"`
 	// Incident is, for an incident's notice, the incident it tells of.
-	Incident *NotifiedIncident
+	Incident *NotifiedIncident `json:"incident,omitempty"`
 }
 
 // NotifiedError is the last error as a notification carries it.
 type NotifiedError struct {
-	Class   string
-	Code    string
-	Message string
+	Class   string `json:"class"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // inDeskOrApproval is where an operation waits on a person.

@@ -78,66 +78,26 @@ type Message struct {
 	Data      Summary   `json:"data"`
 }
 
-// Summary is the operation as a webhook's data carries it.
-type Summary struct {
-	ID          string     `json:"id"`
-	Key         string     `json:"key"`
-	Type        string     `json:"type"`
-	Namespace   string     `json:"namespace"`
-	State       string     `json:"state"`
-	Reason      string     `json:"reason"`
-	LastError   *LastError `json:"last_error"`
-	Attempts    int        `json:"attempts"`
-	Provider    string     `json:"provider"`
-	ProviderKey string     `json:"provider_key"`
-	AgeSeconds  int64      `json:"age_seconds"`
-	// EnteredDeskAt is when the operation last came to wait on a person.
-	EnteredDeskAt *time.Time      `json:"entered_desk_at,omitempty"`
-	Assignee      string          `json:"assignee"`
-	DeskPath      string          `json:"desk_path"`
-	DeskURL       string          `json:"desk_url,omitempty"` // from the public base URL, when there is one
-	Decision      string          `json:"decision,omitempty"`
-	DecidedBy     string          `json:"decided_by,omitempty"`
-	Content       json.RawMessage `json:"content,omitempty"`
-	ResultRef     string          `json:"result_ref,omitempty"`
-	ResultData    json.RawMessage `json:"result_data,omitempty"`
-	// Incident is, for an incident's notice (incident.opened,
-	// incident.grew), the incident; the rest is the item that entered.
-	Incident *Incident `json:"incident,omitempty"`
-}
+// Summary is the operation as a webhook's data carries it: the summary's
+// JSON (domain.NotificationSummary), with desk_url and an incident's
+// headline filled in when it is sent.
+type Summary = domain.NotificationSummary
 
 // Incident is the incident an incident's notice tells of.
-type Incident struct {
-	ID         string `json:"id"`
-	Status     string `json:"status"`
-	OpenItems  int    `json:"open_items"`
-	TotalItems int    `json:"total_items"`
-	NewItems   int    `json:"new_items"` // since the last notice
-	Reopened   bool   `json:"reopened,omitempty"`
-	Headline   string `json:"headline"` // "12 more items, 20 items in all"
-	DeskPath   string `json:"desk_path"`
-}
+type Incident = domain.NotifiedIncident
 
 // LastError is the operation's last error in a webhook's data.
-type LastError struct {
-	Class   string `json:"class"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
+type LastError = domain.NotifiedError
 
+// summaryOf is the summary with its incident's headline; the outbox's
+// summary is left as it is.
 func summaryOf(s domain.NotificationSummary) Summary {
-	w := Summary{ID: s.ID, Key: s.Key, Type: s.Type, Namespace: s.Namespace, State: s.State, Reason: s.Reason,
-		Attempts: s.Attempts, Provider: s.Provider, ProviderKey: s.ProviderKey, AgeSeconds: s.AgeSeconds, EnteredDeskAt: s.EnteredDeskAt,
-		Assignee: s.Assignee, DeskPath: s.DeskPath, Decision: s.Decision, DecidedBy: s.DecidedBy,
-		Content: s.Content, ResultRef: s.ResultRef, ResultData: s.ResultData}
-	if e := s.LastError; e != nil {
-		w.LastError = &LastError{Class: e.Class, Code: e.Code, Message: e.Message}
-	}
 	if in := s.Incident; in != nil {
-		w.Incident = &Incident{ID: in.ID, Status: in.Status, OpenItems: in.OpenItems, TotalItems: in.TotalItems,
-			NewItems: in.NewItems, Reopened: in.Reopened, Headline: domain.GrowthWords(*in), DeskPath: in.DeskPath}
+		with := *in
+		with.Headline = domain.GrowthWords(*in)
+		s.Incident = &with
 	}
-	return w
+	return s
 }
 
 // Body renders the notification for its destination's format. deskBase is

@@ -103,7 +103,7 @@ func (s *Store) LastAudit(ctx context.Context, stream, action string) (domain.Au
 // commits in position order, and its one connection must stay free for
 // the server's writes between batches.
 func (s *Store) EachAudit(ctx context.Context, q domain.AuditSelect, fn func(domain.AuditEvent) error) error {
-	if s.dialect != "postgres" {
+	if s.dialect.writersTakeTurns() {
 		return s.eachAudit(ctx, q, fn)
 	}
 	return s.ReadSnapshot(ctx, func(r domain.AuditReader) error { return r.EachAudit(ctx, q, fn) })
@@ -133,7 +133,8 @@ func scanRow(rows *sql.Rows, r *auditRow) error { return rows.Scan(scanTargets(a
 // batches runs the query in keyset batches ordered by the key columns. Each
 // batch is read whole and its rows closed before fn sees it, so a slow
 // reader of the export never holds a connection (on SQLite, the only one).
-// Rows are scanned by hand: GORM's reflection was a quarter of the cost.
+// Rows are scanned by hand: GORM's reflection was a large part of the
+// cost (docs/design/performance-log.md).
 func (s *Store) batches(ctx context.Context, where []string, args []any, order string, key []string, fn func(domain.AuditEvent) error) error {
 	base := "SELECT " + auditColumns + " FROM audit_events WHERE " + strings.Join(where, " AND ")
 	var last []any
@@ -228,10 +229,7 @@ func (s *Store) reading(ctx context.Context, fn func(*gorm.DB) error) error {
 // PostgreSQL; on SQLite a deferred transaction, whose first read fixes a
 // WAL snapshot without taking the write lock.
 func (s *Store) ReadSnapshot(ctx context.Context, fn func(domain.AuditReader) error) error {
-	opts := &sql.TxOptions{ReadOnly: true}
-	if s.dialect == "postgres" {
-		opts.Isolation = sql.LevelRepeatableRead
-	}
+	opts := &sql.TxOptions{ReadOnly: true, Isolation: s.dialect.snapshotIsolation()}
 	return s.transaction(ctx, func(tx *gorm.DB) error {
 		return fn(snapshot{&Store{db: tx, dialect: s.dialect, now: s.now}})
 	}, opts)

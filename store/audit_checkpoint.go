@@ -38,22 +38,14 @@ func (s *Store) transaction(ctx context.Context, fn func(tx *gorm.DB) error, opt
 // lockSystem serialises writers of the system stream on PostgreSQL; on
 // SQLite the transaction's write lock already does.
 func (s *Store) lockSystem(tx *gorm.DB) error {
-	if s.dialect != "postgres" {
-		return nil
-	}
-	return tx.Exec("SELECT pg_advisory_xact_lock(hashtext('handoff.audit.system:' || current_schema()))").Error
+	return s.dialect.lock(tx, "handoff.audit.system:")
 }
 
 // tryLockSystem is lockSystem without waiting: a checkpointer that finds
 // the lock taken leaves the work to whoever holds it, rather than holding a
 // connection while it waits.
 func (s *Store) tryLockSystem(tx *gorm.DB) (bool, error) {
-	if s.dialect != "postgres" {
-		return true, nil
-	}
-	var ok bool
-	err := tx.Raw("SELECT pg_try_advisory_xact_lock(hashtext('handoff.audit.system:' || current_schema()))").Scan(&ok).Error
-	return ok, err
+	return s.dialect.tryLock(tx, "handoff.audit.system:")
 }
 
 // appendSystemTx chains e onto the system stream inside tx, which holds
@@ -123,7 +115,7 @@ const settleWait = 2 * time.Second
 // checkpoint holds, so none is missed. SQLite has one writer, and this
 // transaction is it.
 func (s *Store) settledHorizon(ctx context.Context, tx *gorm.DB) (int64, error) {
-	if s.dialect != "postgres" {
+	if s.dialect.writersTakeTurns() {
 		var hw int64
 		return hw, tx.Raw("SELECT COALESCE(MAX(pos), 0) FROM audit_events").Scan(&hw).Error
 	}

@@ -56,11 +56,7 @@ func (s *Store) PurgeStream(ctx context.Context, c domain.PurgeCandidate, tombst
 			AuditHead string
 			State     string
 		}
-		lock := ""
-		if s.dialect == "postgres" {
-			lock = " FOR UPDATE"
-		}
-		if err := tx.Raw("SELECT version, audit_head, state FROM operations WHERE id = ?"+lock, c.Head.Stream).Scan(&op).Error; err != nil {
+		if err := tx.Raw("SELECT version, audit_head, state FROM operations WHERE id = ?"+s.dialect.forUpdate(), c.Head.Stream).Scan(&op).Error; err != nil {
 			return err
 		}
 		if op.Version != c.Head.Seq || op.AuditHead != c.Head.Hash || op.State != c.State.String() {
@@ -82,7 +78,7 @@ func (s *Store) PurgeStream(ctx context.Context, c domain.PurgeCandidate, tombst
 }
 
 func (s *Store) deleteStream(tx *gorm.DB, stream string) error {
-	if s.dialect == "postgres" {
+	if s.dialect.isPostgres() {
 		var n int64
 		return tx.Raw("SELECT handoff_purge_audit_stream(?)", stream).Scan(&n).Error
 	}

@@ -20,7 +20,7 @@ func TryRaw(s *Store, sql string, args ...any) error { return s.db.Exec(sql, arg
 // connects as the owner), SQLite's triggers are dropped.
 func AllowTampering(t testing.TB, s *Store) {
 	t.Helper()
-	if s.dialect == "postgres" {
+	if s.dialect.isPostgres() {
 		ExecRaw(t, s, "ALTER TABLE audit_events DISABLE TRIGGER audit_events_append_only")
 		return
 	}

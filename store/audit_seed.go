@@ -16,7 +16,7 @@ func (s *Store) SeedSyntheticAudit(ctx context.Context, n int) error {
 	cols := "id, stream, seq, operation_id, namespace, at, actor_kind, actor_name, actor_namespace, action, " +
 		"from_state, to_state, reason, detail, request_id, client_addr, prev_hash, hash"
 	var q string
-	if s.dialect == "postgres" {
+	if s.dialect.isPostgres() {
 		q = `INSERT INTO audit_events (` + cols + `)
 SELECT 'ev_seed_' || g, 'op_seed_' || (g / 3), g % 3 + 1, 'op_seed_' || (g / 3), 'bench',
        clock_timestamp() - interval '1 day' + g * interval '1 millisecond', 'workflow', 'bench-workflow', 'bench',

@@ -106,10 +106,8 @@ func CardSHA256(c domain.Card) string { return domain.SHA256Hex(cardDefinition(c
 func (s *Store) SyncCards(ctx context.Context, cards domain.Cards) (map[string]int, error) {
 	versions := map[string]int{}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if s.dialect == "postgres" {
-			if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext('handoff.cards:' || current_schema()))").Error; err != nil {
-				return err
-			}
+		if err := s.dialect.lock(tx, "handoff.cards:"); err != nil {
+			return err
 		}
 		for _, c := range cards.Sorted() {
 			def := cardDefinition(c)

@@ -18,10 +18,7 @@ func (s *Store) ClaimReady(ctx context.Context, q domain.ReadyQuery, decide func
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		out = out[:0]
 		now := s.now().UTC()
-		nowSQL, nowArgs := "?", []any{now}
-		if s.dialect == "postgres" {
-			nowSQL, nowArgs = "now()", nil
-		}
+		nowSQL, nowArgs := s.dialect.nowSQL(now)
 		where := []string{"namespace = ?", "(state = 'received' OR (state = 'failed_retryable' AND next_retry_at <= " + nowSQL + "))"}
 		args := append([]any{q.Namespace}, nowArgs...)
 		if len(q.Types) > 0 {
@@ -31,9 +28,7 @@ func (s *Store) ClaimReady(ctx context.Context, q domain.ReadyQuery, decide func
 		sql := "SELECT operations.*, " + s.dbNow() + " AS db_now FROM operations WHERE " + strings.Join(where, " AND ") +
 			" ORDER BY created_at, id LIMIT ?"
 		args = append(args, q.Limit)
-		if s.dialect == "postgres" {
-			sql += " FOR UPDATE SKIP LOCKED"
-		}
+		sql += s.dialect.skipLocked()
 		var rows []operationWithClock
 		if err := tx.Raw(sql, args...).Scan(&rows).Error; err != nil {
 			return err
@@ -43,7 +38,7 @@ func (s *Store) ClaimReady(ctx context.Context, q domain.ReadyQuery, decide func
 			if err != nil {
 				return err
 			}
-			if s.dialect == "postgres" {
+			if s.dialect.keepsClock() {
 				now = r.DBNow.UTC()
 			}
 			ch, err := decide(op, now)
@@ -63,7 +58,7 @@ func (s *Store) ClaimReady(ctx context.Context, q domain.ReadyQuery, decide func
 		return nil, translate(err, "operation")
 	}
 	for _, ch := range out { // committed: the lease holder's next call may skip its load
-		s.lc.wrote(ch, nil)
+		s.leases.wrote(ch, nil)
 	}
 	return out, nil
 }
@@ -73,10 +68,7 @@ func (s *Store) ClaimReady(ctx context.Context, q domain.ReadyQuery, decide func
 // key's retention, by the database's clock.
 func (s *Store) Overdue(ctx context.Context, q domain.OverdueQuery) ([]domain.Operation, time.Time, error) {
 	now := s.now().UTC()
-	nowSQL, nowArgs := "?", []any{now}
-	if s.dialect == "postgres" {
-		nowSQL, nowArgs = "now()", nil
-	}
+	nowSQL, nowArgs := s.dialect.nowSQL(now)
 	var rows []operationWithClock
 	sql := "SELECT operations.*, " + s.dbNow() + " AS db_now FROM operations WHERE state IN ('processing', 'action_pending') AND lease_expires_at <= " + nowSQL +
 		" ORDER BY lease_expires_at LIMIT ?"
@@ -90,7 +82,7 @@ func (s *Store) Overdue(ctx context.Context, q domain.OverdueQuery) ([]domain.Op
 		var more []operationWithClock
 		sql := "SELECT operations.*, " + s.dbNow() + " AS db_now FROM operations WHERE state = 'failed_retryable' AND type = ? AND first_attempt_at <= ? ORDER BY first_attempt_at LIMIT ?"
 		cutoff := now.Add(-d)
-		if s.dialect == "postgres" {
+		if s.dialect.keepsClock() {
 			if err := s.db.WithContext(ctx).Raw("SELECT now()").Scan(&now).Error; err != nil {
 				return nil, time.Time{}, translate(err, "clock")
 			}
@@ -118,7 +110,7 @@ func (s *Store) Overdue(ctx context.Context, q domain.OverdueQuery) ([]domain.Op
 			return nil, time.Time{}, domain.Wrap(domain.EInternal, err, "unreadable operation row")
 		}
 		ops = append(ops, op)
-		if s.dialect == "postgres" && r.DBNow.After(now) {
+		if s.dialect.keepsClock() && r.DBNow.After(now) {
 			now = r.DBNow
 		}
 	}
@@ -130,7 +122,7 @@ func (s *Store) Overdue(ctx context.Context, q domain.OverdueQuery) ([]domain.Op
 // retention ago: the provider has forgotten the key, so the re-send is no
 // longer safe (domain.ResendLapsed).
 func (s *Store) lapsedGuards(ctx context.Context, typ string, retention time.Duration, now time.Time, limit int) ([]operationWithClock, error) {
-	if s.dialect == "postgres" {
+	if s.dialect.keepsClock() {
 		if err := s.db.WithContext(ctx).Raw("SELECT now()").Scan(&now).Error; err != nil {
 			return nil, translate(err, "clock")
 		}

@@ -33,10 +33,7 @@ func (s *Store) PurgeContent(ctx context.Context, cutoff time.Time, limit int) (
 	}
 	n := 0
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
-		lock := ""
-		if s.dialect == "postgres" {
-			lock = " FOR UPDATE SKIP LOCKED"
-		}
+		lock := s.dialect.skipLocked()
 		var ops []purgedOp
 		err := tx.Raw("SELECT id, namespace, key, event_id FROM operations WHERE content <> '' AND state IN ? "+
 			"AND updated_at < ? ORDER BY updated_at, id LIMIT ?"+lock, final, cutoff.UTC(), limit).Scan(&ops).Error
@@ -78,7 +75,7 @@ type purgedOp struct{ ID, Namespace, Key, EventID string }
 // rewrite from a read taken before the other's commit would put the
 // other's content back. Events are locked in one order, so two batches
 // never wait for each other in a cycle.
-func purgeEventActions(tx *gorm.DB, dialect string, ops []purgedOp) error {
+func purgeEventActions(tx *gorm.DB, d dialect, ops []purgedOp) error {
 	type eventKey struct{ namespace, eventID string }
 	keys := map[eventKey][]string{}
 	for _, op := range ops {
@@ -90,10 +87,7 @@ func purgeEventActions(tx *gorm.DB, dialect string, ops []purgedOp) error {
 	order := slices.SortedFunc(maps.Keys(keys), func(a, b eventKey) int {
 		return cmp.Or(cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.eventID, b.eventID))
 	})
-	lock := ""
-	if dialect == "postgres" {
-		lock = " FOR UPDATE"
-	}
+	lock := d.forUpdate()
 	for _, k := range order {
 		var row eventRow
 		res := tx.Raw("SELECT * FROM events WHERE namespace = ? AND event_id = ? LIMIT 1"+lock, k.namespace, k.eventID).Scan(&row)

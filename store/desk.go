@@ -24,7 +24,7 @@ func deskStateNames() []string {
 
 // clock is the database's clock: PostgreSQL's, or the process's for SQLite.
 func (s *Store) clock(ctx context.Context) (time.Time, error) {
-	if s.dialect != "postgres" {
+	if !s.dialect.keepsClock() {
 		return s.now().UTC(), nil
 	}
 	var now time.Time
@@ -94,9 +94,9 @@ func differences(cum []int64, total int64, n int) []int {
 // a generic plan cannot use the partial trigram indexes of migration 00004 —
 // their predicate names the desk's states, which the generic plan only sees
 // as parameters — so it reads the operations one by one in created_at order
-// (170 ms instead of 2 on the benchmark's 100,000 operations).
+// (docs/design/performance-log.md).
 func (s *Store) DeskList(ctx context.Context, q domain.ListQuery) ([]domain.Operation, string, error) {
-	if s.dialect != "postgres" || q.Text == "" {
+	if !s.dialect.searchSide() || q.Text == "" {
 		return s.List(ctx, q)
 	}
 	var ops []domain.Operation
@@ -138,7 +138,7 @@ func (s *Store) DeskCount(ctx context.Context, q domain.ListQuery, most int) (in
 	}
 	var n int64
 	count := func(db *gorm.DB) error { return db.Raw(sql, args...).Row().Scan(&n) }
-	if s.dialect != "postgres" || q.Text == "" {
+	if !s.dialect.searchSide() || q.Text == "" {
 		err = count(s.db.WithContext(ctx))
 	} else {
 		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -210,7 +210,7 @@ func (s *Store) CreateBatch(ctx context.Context, changes []domain.Change) error 
 	// operations and of the search's side table (migration 00012), which
 	// the load filled through its triggers, as it did 00022's identifiers.
 	sql := "ANALYZE operations"
-	if s.dialect == "postgres" {
+	if s.dialect.isPostgres() {
 		sql = "VACUUM (ANALYZE) operations, operation_search"
 	}
 	return translate(s.db.WithContext(ctx).Exec(sql).Error, "operation")

@@ -182,10 +182,10 @@ func SearchExact(ctx context.Context, s *Store, id string) ([]string, error) {
 
 // Loads is how many operations the store has read by id or key on
 // PostgreSQL (the lease cache's clock readings).
-func Loads(s *Store) int64 { return s.lc.loads.Load() }
+func Loads(s *Store) int64 { return s.leases.loads.Load() }
 
 // ForgetLeased drops the operation from the lease cache.
-func ForgetLeased(s *Store, id string) { s.lc.forget(id) }
+func ForgetLeased(s *Store, id string) { s.leases.forget(id) }
 
 // SchemaColumns are schema.go's tables and their columns.
 func SchemaColumns() map[string][]string {
@@ -243,7 +243,7 @@ func WriteVia(s *Store, via string, chs []domain.Change, create bool) ([]bool, [
 	}
 	if via == "single" {
 		for j, r := range batch {
-			res := s.commits.alone(ctx, r)
+			res := s.commits.commitOne(ctx, r)
 			written[at[j]], errs[at[j]] = res.n == 1, res.err
 		}
 		return written, errs
@@ -263,7 +263,7 @@ func WriteVia(s *Store, via string, chs []domain.Change, create bool) ([]bool, [
 	if len(multi.idx) > 0 {
 		parts = append([]flushPart{multi}, parts...)
 	}
-	ns, err := s.commits.together(ctx, batch, parts)
+	ns, err := s.commits.commitBatch(ctx, batch, parts)
 	for j := range batch {
 		written[at[j]], errs[at[j]] = err == nil && ns[j] == 1, translate(err, "operation")
 	}

@@ -31,7 +31,9 @@ func openPool(rawURL string, size int32) (*pgxpool.Pool, error) {
 }
 
 // stmt is a statement under construction: SQL and its arguments; text,
-// when set, is its SQL as the statement cache kept it (stmtcache.go).
+// when set, is its SQL as the statement cache kept it (stmtcache.go), and
+// rendering then only collects the arguments, in the order it numbers
+// them — one walk of the plan decides both.
 type stmt struct {
 	sql  strings.Builder
 	text string
@@ -54,9 +56,23 @@ func newStmt(n int) *stmt {
 	return s
 }
 
-// arg adds a parameter and returns its placeholder, cast to the type.
+// argsOnly: the text is kept already; rendering collects the arguments.
+func (s *stmt) argsOnly() bool { return s.text != "" }
+
+// write adds SQL text (nothing when only the arguments are collected).
+func (s *stmt) write(text string) {
+	if s.text == "" {
+		s.sql.WriteString(text)
+	}
+}
+
+// arg adds a parameter and returns its placeholder, cast to the type ("" when
+// only the arguments are collected).
 func (s *stmt) arg(v any, typ string) string {
 	s.args = append(s.args, v)
+	if s.argsOnly() {
+		return ""
+	}
 	return "$" + strconv.Itoa(len(s.args)) + "::" + typ
 }
 
@@ -64,6 +80,9 @@ func (s *stmt) arg(v any, typ string) string {
 // text arg returns, written in place.
 func (s *stmt) put(v any, typ string) {
 	s.args = append(s.args, v)
+	if s.argsOnly() {
+		return
+	}
 	var n [20]byte
 	s.sql.WriteByte('$')
 	s.sql.Write(strconv.AppendInt(n[:0], int64(len(s.args)), 10))
@@ -76,11 +95,11 @@ func (s *stmt) put(v any, typ string) {
 func (s *stmt) putCols(cols []col, sep string, assign bool) {
 	for i, c := range cols {
 		if i > 0 {
-			s.sql.WriteString(sep)
+			s.write(sep)
 		}
 		if assign {
-			s.sql.WriteString(c.name)
-			s.sql.WriteString(" = ")
+			s.write(c.name)
+			s.write(" = ")
 		}
 		s.put(c.v, c.typ)
 	}
@@ -90,9 +109,9 @@ func (s *stmt) putCols(cols []col, sep string, assign bool) {
 func (s *stmt) putNames(cols []col) {
 	for i, c := range cols {
 		if i > 0 {
-			s.sql.WriteString(", ")
+			s.write(", ")
 		}
-		s.sql.WriteString(c.name)
+		s.write(c.name)
 	}
 }
 
@@ -124,19 +143,33 @@ func (p *writePlan) params() int {
 // pieces and joins of each list; singleStatement keeps it by shape.
 func renderSingle(p *writePlan) *stmt {
 	s := newStmt(p.params())
-	w := &s.sql
+	writeSingle(s, p)
+	return s
+}
+
+// cachedSingle is the statement with the text the cache kept and the
+// plan's arguments: writeSingle's walk, collecting them without writing.
+func cachedSingle(p *writePlan, text string) *stmt {
+	s := &stmt{text: text, args: make([]any, 0, p.params())}
+	writeSingle(s, p)
+	return s
+}
+
+// writeSingle walks the plan in the statement's order: each value becomes
+// the next parameter where its placeholder stands in the text.
+func writeSingle(s *stmt, p *writePlan) {
 	if p.create {
-		w.WriteString("WITH o AS (INSERT INTO operations (")
+		s.write("WITH o AS (INSERT INTO operations (")
 		s.putNames(p.cols)
-		w.WriteString(") SELECT ")
+		s.write(") SELECT ")
 		s.putCols(p.cols, ", ", false)
-		if p.noTwin {
-			w.WriteString(" WHERE " + noTwinSQL(placeholder(p.cols, 1, "namespace"), placeholder(p.cols, 1, "identity_hash"),
+		if p.noTwin && !s.argsOnly() {
+			s.write(" WHERE " + noTwinSQL(placeholder(p.cols, 1, "namespace"), placeholder(p.cols, 1, "identity_hash"),
 				placeholder(p.cols, 1, "key")))
 		}
-		w.WriteString(" ON CONFLICT DO NOTHING RETURNING id)")
+		s.write(" ON CONFLICT DO NOTHING RETURNING id)")
 	} else {
-		w.WriteString("WITH o AS (UPDATE operations SET ")
+		s.write("WITH o AS (UPDATE operations SET ")
 		s.putCols(p.cols, ", ", true)
 		g := p.guard
 		cv, live := "", ""
@@ -146,26 +179,32 @@ func renderSingle(p *writePlan) *stmt {
 		if g.liveLease {
 			live = "true"
 		}
-		w.WriteString(" WHERE " + guardSQL("", s.arg(g.id, "text"), s.arg(g.version, "bigint"), cv, live) + " RETURNING id)")
+		id, version := s.arg(g.id, "text"), s.arg(g.version, "bigint")
+		if !s.argsOnly() {
+			s.write(" WHERE " + guardSQL("", id, version, cv, live) + " RETURNING id)")
+		}
 	}
 	singleChild(s, "c", "content_versions", p.content)
 	singleChild(s, "a", "attempts", p.attempt)
 	if len(p.events) > 0 {
-		w.WriteString(", e AS (INSERT INTO audit_events (" + auditInsertColumns + ") SELECT v.* FROM o, (VALUES ")
+		s.write(", e AS (INSERT INTO audit_events (")
+		s.write(auditInsertColumns)
+		s.write(") SELECT v.* FROM o, (VALUES ")
 		cols := make([]col, 0, len(auditTable)) // each event's in turn
 		for i := range p.events {
 			if i > 0 {
-				w.WriteString(", ")
+				s.write(", ")
 			}
-			w.WriteString("(")
+			s.write("(")
 			cols = appendCols(cols[:0], auditTable, &p.events[i], identity)
 			s.putCols(cols, ", ", false)
-			w.WriteString(")")
+			s.write(")")
 		}
-		w.WriteString(") AS v (" + auditInsertColumns + "))")
+		s.write(") AS v (")
+		s.write(auditInsertColumns)
+		s.write("))")
 	}
-	w.WriteString(" SELECT count(*) FROM o")
-	return s
+	s.write(" SELECT count(*) FROM o")
 }
 
 // singleChild adds a CTE named name that writes the child row into table
@@ -175,20 +214,27 @@ func singleChild(s *stmt, name, table string, cw *childWrite) {
 	if cw == nil {
 		return
 	}
-	w := &s.sql
 	if cols := cw.insert; cols != nil {
-		w.WriteString(", " + name + " AS (INSERT INTO " + table + " (")
+		s.write(", ")
+		s.write(name)
+		s.write(" AS (INSERT INTO ")
+		s.write(table)
+		s.write(" (")
 		s.putNames(cols)
-		w.WriteString(") SELECT ")
+		s.write(") SELECT ")
 		s.putCols(cols, ", ", false)
-		w.WriteString(" FROM o)")
+		s.write(" FROM o)")
 		return
 	}
-	w.WriteString(", " + name + " AS (UPDATE " + table + " SET ")
+	s.write(", ")
+	s.write(name)
+	s.write(" AS (UPDATE ")
+	s.write(table)
+	s.write(" SET ")
 	s.putCols(cw.set, ", ", true)
-	w.WriteString(" WHERE ")
+	s.write(" WHERE ")
 	s.putCols(cw.key, " AND ", true)
-	w.WriteString(" AND EXISTS (SELECT 1 FROM o))")
+	s.write(" AND EXISTS (SELECT 1 FROM o))")
 }
 
 // applyFast is Apply in one statement.
@@ -260,7 +306,7 @@ func (s *Store) loadFast(ctx context.Context, where string, args ...any) (domain
 		return domain.Operation{}, time.Time{}, domain.Wrap(domain.EInternal, err, "unreadable operation row")
 	}
 	op.ContentPurgedAt = utcPtr(r.ContentPurgedAt)
-	s.lc.clock(now, sent, time.Now())
+	s.leases.clock(now, sent, time.Now())
 	return op, now.UTC(), nil
 }
 
@@ -273,10 +319,8 @@ func (s *Store) loadFast(ctx context.Context, where string, args ...any) (domain
 // had just been analyzed empty, reads the whole table (a sequential scan,
 // a hash join) or the whole primary key (a merge join) at every flush from
 // then on, until an ANALYZE replaces it — with autovacuum off, never.
-// Measured from a database analyzed empty: a flush of four begins read all
-// 3,144 entries of the primary key at 3,144 operations, and PostgreSQL's
-// CPU per lifecycle was 14–23% higher than with these settings. With these
-// off for the flush's own transaction (set_config's is_local), every plan
+// From a database analyzed empty, a flush read the whole primary key
+// (docs/design/performance-log.md). With these off for the flush's own transaction (set_config's is_local), every plan
 // made in one is the lookups, whatever the statistics say. Nothing else
 // runs under them: they end with the flush's COMMIT, and under PgBouncer's
 // transaction pooling they stay with the transaction as it does.

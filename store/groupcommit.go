@@ -68,13 +68,9 @@ type options struct {
 // waits for the flush before it, however long that one waits.
 //
 // Before the lead every writer flushed as soon as it had a change, so
-// with one per core two flushes of one or two changes each ran at once.
-// Measured against that on 2 cores with PostgreSQL beside the server,
-// two-call lifecycles, three interleaved rounds (docs/performance.md, with
-// the caller's own flush): PostgreSQL's CPU per lifecycle fell by a fifth
-// at 8 clients (median 0.87 ms against 1.09) and by a third at 16 (0.68
-// against 1.08), and at 16 clients, where the cores are the limit,
-// lifecycles/s rose by a third (median 1,006 against 753).
+// with one per core two flushes of one or two changes each ran at once;
+// the lead costs the database less CPU per lifecycle and carries more
+// lifecycles where the cores are the limit (docs/design/performance-log.md).
 func Writers(n int) Option { return func(o *options) { o.writers = n } }
 
 // writerCount is how many flushes the options allow in flight.
@@ -345,12 +341,12 @@ func (c *committer) flush(batch []*commitRequest, pass func()) {
 		pass()
 	}
 	if len(batch) == 1 {
-		res := c.alone(ctx, batch[0])
+		res := c.commitOne(ctx, batch[0])
 		release()
 		batch[0].done <- res
 		return
 	}
-	ns, err := c.together(ctx, batch, planFlush(batch))
+	ns, err := c.commitBatch(ctx, batch, planFlush(batch))
 	if err == nil {
 		release()
 		for i, r := range batch {
@@ -371,7 +367,7 @@ func (c *committer) flush(batch []*commitRequest, pass func()) {
 	c.reruns.Add(1)
 	res := make([]commitResult, len(batch))
 	for i, r := range batch {
-		res[i] = c.alone(ctx, r)
+		res[i] = c.commitOne(ctx, r)
 	}
 	release()
 	for i, r := range batch {
@@ -379,13 +375,13 @@ func (c *committer) flush(batch []*commitRequest, pass func()) {
 	}
 }
 
-// together sends the batch's statements (planFlush: one multi-row
+// commitBatch sends the batch's statements (planFlush: one multi-row
 // statement per kind, the rest one each) in one round trip, after the one
 // that opens every flush (flushOpening: keyedPlans, and the turns of its
 // registrations held for no twin, twin.go): the statements
 // up to the protocol's Sync are one implicit transaction, which commits at
 // the Sync and rolls back whole on any error.
-func (c *committer) together(ctx context.Context, batch []*commitRequest, parts []flushPart) ([]int64, error) {
+func (c *committer) commitBatch(ctx context.Context, batch []*commitRequest, parts []flushPart) ([]int64, error) {
 	plans := make([]*writePlan, len(batch))
 	for i, r := range batch {
 		plans[i] = r.p
@@ -452,10 +448,10 @@ func readPart(br pgx.BatchResults, p flushPart, batch []*commitRequest, ns []int
 	return nil
 }
 
-// alone commits one change: its statement after flushOpening's, in one round
+// commitOne commits one change: its statement after flushOpening's, in one round
 // trip and one implicit transaction; it returns the change's answer for
 // flush to give once it has passed its turn.
-func (c *committer) alone(ctx context.Context, r *commitRequest) commitResult {
+func (c *committer) commitOne(ctx context.Context, r *commitRequest) commitResult {
 	st := singleStatement(r.p)
 	b := &pgx.Batch{}
 	opening, args := flushOpening(r.p)

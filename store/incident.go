@@ -22,10 +22,7 @@ var _ domain.IncidentStore = (*Store)(nil)
 func lockIncident(tx *gorm.DB, where string, args ...any) (incidentRow, bool, error) {
 	var row incidentRow
 	q := tx.Where(where, args...)
-	if tx.Dialector.Name() == "postgres" {
-		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-	}
-	res := q.Limit(1).Find(&row)
+	res := dialectOf(tx).lockRows(q).Limit(1).Find(&row)
 	return row, res.RowsAffected == 1, res.Error
 }
 

@@ -108,7 +108,7 @@ func (c *leaseCache) forget(id string) {
 
 // Leased implements domain.LeaseCache.
 func (s *Store) Leased(id string, token int64) (domain.Operation, time.Time, bool) {
-	c := s.lc
+	c := s.leases
 	if c == nil || !c.measured.Load() {
 		return domain.Operation{}, time.Time{}, false
 	}

@@ -124,8 +124,7 @@ func (s *Store) listSQL(q domain.ListQuery) (string, []any, int, error) {
 		// A row value, not "col > ? OR (col = ? AND id > ?)": both
 		// databases read it as where the index scan starts, so a late page
 		// costs what the first does; the OR is a filter over every row
-		// before the cursor (Operations' page past 110,000 operations on
-		// PostgreSQL: 163 ms, against 0.1 ms).
+		// before the cursor (docs/design/performance-log.md).
 		where += " AND (" + col + ", id) " + op + " (?, ?)"
 		args = append(args, at, id)
 	}
@@ -260,7 +259,7 @@ func sideArgs(pat, text string) []any { return []any{pat, text, text, text, text
 func (s *Store) textMatch(q domain.ListQuery) (string, []any) {
 	pat := "%" + escapeLike(strings.ToLower(q.Text)) + "%"
 	hidden := q.ContentHiddenTypes
-	if q.Deep && s.dialect == "postgres" && !strings.Contains(q.Text, "\n") {
+	if q.Deep && s.dialect.searchSide() && !strings.Contains(q.Text, "\n") {
 		if len(hidden) == 0 {
 			return sideSearch, sideArgs(pat, q.Text)
 		}

@@ -88,9 +88,7 @@ func (s *Store) ClaimLookups(ctx context.Context, types []string, now time.Time,
 		}
 		sql := "SELECT l.operation_id, l.attempt FROM lookups l WHERE l.conclusion = '' AND l.due_at <= ? AND l.op_type IN ?" +
 			" ORDER BY l.due_at LIMIT ?"
-		if s.dialect == "postgres" {
-			sql += " FOR UPDATE SKIP LOCKED"
-		}
+		sql += s.dialect.skipLocked()
 		var keys []struct {
 			OperationID string
 			Attempt     int

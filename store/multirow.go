@@ -68,31 +68,31 @@ func (t *multiTable) list(alias string, start int) string {
 	return strings.Join(out, ", ")
 }
 
-// children are the rows plans add beside their operations: the first
+// childTables are the rows plans add beside their operations: the first
 // column of each is "of", the operation id the row depends on.
-type children struct {
+type childTables struct {
 	content, attempts multiTable
-	attemptSet        multiSet
+	attemptUpdates    multiSet
 	events            multiTable
 }
 
-func (k *children) add(p *writePlan) {
+func (tables *childTables) add(p *writePlan) {
 	of := col{"of", "text", p.op.ID}
 	row := func(cols []col) []col { return append(append(make([]col, 0, 1+len(cols)), of), cols...) }
 	if c := p.content; c != nil {
-		k.content.add(row(c.insert)) // routeMulti: a new snapshot only
+		tables.content.add(row(c.insert)) // routeMulti: a new snapshot only
 	}
 	if a := p.attempt; a != nil {
 		if a.insert != nil {
-			k.attempts.add(row(a.insert))
+			tables.attempts.add(row(a.insert))
 		} else {
-			k.attemptSet.rows = append(k.attemptSet.rows, a)
-			k.attemptSet.of = append(k.attemptSet.of, p.op.ID)
+			tables.attemptUpdates.rows = append(tables.attemptUpdates.rows, a)
+			tables.attemptUpdates.of = append(tables.attemptUpdates.of, p.op.ID)
 		}
 	}
 	cols := make([]col, 0, len(auditTable)) // each event's in turn
 	for i := range p.events {
-		k.events.add(appendCols(append(cols[:0], of), auditTable, &p.events[i], identity))
+		tables.events.add(appendCols(append(cols[:0], of), auditTable, &p.events[i], identity))
 	}
 }
 
@@ -135,10 +135,10 @@ func (m *multiSet) table() (t multiTable, set []string) {
 	return t, set
 }
 
-// write adds the children's CTEs, each writing only the rows whose
-// operation is in o (written by this statement); aset and setCols are
-// attemptSet's table.
-func (k *children) write(s *stmt, aset *multiTable, setCols []string) {
+// write adds the tables' CTEs, each writing only the rows whose
+// operation is in o (written by this statement); attemptUpdateTable and
+// setCols are attemptUpdates as one table.
+func (tables *childTables) write(s *stmt, attemptUpdateTable *multiTable, setCols []string) {
 	w := &s.sql
 	insert := func(name, table string, t *multiTable) {
 		if t.empty() {
@@ -147,22 +147,22 @@ func (k *children) write(s *stmt, aset *multiTable, setCols []string) {
 		w.WriteString(", " + name + " AS (INSERT INTO " + table + " (" + t.list("", 1) + ") SELECT " + t.list("x", 1) +
 			" FROM " + t.from(s, "x") + " WHERE x.of IN (SELECT id FROM o))")
 	}
-	insert("c", "content_versions", &k.content)
-	insert("a", "attempts", &k.attempts)
-	if len(k.attemptSet.rows) > 0 {
+	insert("c", "content_versions", &tables.content)
+	insert("a", "attempts", &tables.attempts)
+	if len(tables.attemptUpdates.rows) > 0 {
 		set := make([]string, len(setCols))
 		for i, c := range setCols {
 			set[i] = c + " = CASE WHEN x.w_" + c + " THEN x." + c + " ELSE t." + c + " END"
 		}
-		key := k.attemptSet.rows[0].key
+		key := tables.attemptUpdates.rows[0].key
 		where := make([]string, len(key))
 		for i, c := range key {
 			where[i] = "t." + c.name + " = x." + c.name
 		}
-		w.WriteString(", u AS (UPDATE attempts AS t SET " + strings.Join(set, ", ") + " FROM " + aset.from(s, "x") +
+		w.WriteString(", u AS (UPDATE attempts AS t SET " + strings.Join(set, ", ") + " FROM " + attemptUpdateTable.from(s, "x") +
 			" WHERE " + strings.Join(where, " AND ") + " AND x.of IN (SELECT id FROM o))")
 	}
-	insert("e", "audit_events", &k.events)
+	insert("e", "audit_events", &tables.events)
 }
 
 // multiStatement writes plans (all creates or all updates, each operation
@@ -172,7 +172,7 @@ func (k *children) write(s *stmt, aset *multiTable, setCols []string) {
 // arrays of values are its arguments.
 func multiStatement(plans []*writePlan) *stmt {
 	ops := multiTable{rows: len(plans)}
-	kids := children{content: multiTable{rows: len(plans)}, attempts: multiTable{rows: len(plans)},
+	childRows := childTables{content: multiTable{rows: len(plans)}, attempts: multiTable{rows: len(plans)},
 		events: multiTable{rows: 2 * len(plans)}}
 	create := plans[0].create
 	// An update writes the columns any of its plans writes: one column
@@ -203,14 +203,14 @@ func multiStatement(plans []*writePlan) *stmt {
 			}
 			ops.add(cols)
 		}
-		kids.add(p)
+		childRows.add(p)
 	}
-	var aset multiTable
+	var attemptUpdateTable multiTable
 	var setCols []string
-	if len(kids.attemptSet.rows) > 0 {
-		aset, setCols = kids.attemptSet.table()
+	if len(childRows.attemptUpdates.rows) > 0 {
+		attemptUpdateTable, setCols = childRows.attemptUpdates.table()
 	}
-	tables := [...]*multiTable{&ops, &kids.content, &kids.attempts, &aset, &kids.events}
+	tables := [...]*multiTable{&ops, &childRows.content, &childRows.attempts, &attemptUpdateTable, &childRows.events}
 	var buf [1024]byte
 	key := append(buf[:0], flag(create))
 	for _, t := range tables {
@@ -219,12 +219,12 @@ func multiStatement(plans []*writePlan) *stmt {
 			key = append(append(append(append(key, t.names[i]...), ':'), t.typs[i]...), ',')
 		}
 	}
-	if len(kids.attemptSet.rows) > 0 {
-		key = strconv.AppendInt(append(key, '|'), int64(len(kids.attemptSet.rows[0].key)), 10)
+	if len(childRows.attemptUpdates.rows) > 0 {
+		key = strconv.AppendInt(append(key, '|'), int64(len(childRows.attemptUpdates.rows[0].key)), 10)
 	}
 	sql, ok := multiSQL.get(key)
 	if !ok {
-		s := renderMulti(create, &ops, &kids, &aset, setCols)
+		s := renderMulti(create, &ops, &childRows, &attemptUpdateTable, setCols)
 		multiSQL.put(key, s.sql.String())
 		return s
 	}
@@ -235,13 +235,13 @@ func multiStatement(plans []*writePlan) *stmt {
 		}
 	}
 	if verifyStatementCache {
-		verifyCached(key, s, renderMulti(create, &ops, &kids, &aset, setCols))
+		verifyCached(key, s, renderMulti(create, &ops, &childRows, &attemptUpdateTable, setCols))
 	}
 	return s
 }
 
 // renderMulti renders the multi-row statement of the tables.
-func renderMulti(create bool, ops *multiTable, kids *children, aset *multiTable, setCols []string) *stmt {
+func renderMulti(create bool, ops *multiTable, childRows *childTables, attemptUpdateTable *multiTable, setCols []string) *stmt {
 	s := &stmt{}
 	w := &s.sql
 	if create {
@@ -251,28 +251,19 @@ func renderMulti(create bool, ops *multiTable, kids *children, aset *multiTable,
 	} else {
 		set := make([]string, 0, len(ops.names)-4)
 		for _, n := range ops.names[4:] {
-			if n == "result_data" {
-				// A row whose change did not touch it sends it as decided
-				// on, which a content purge since (it keeps the version)
-				// has emptied: a purged operation is final, and keeps
-				// the purge.
-				set = append(set, n+" = CASE WHEN t.content_purged_at IS NULL THEN v.result_data ELSE t.result_data END")
-				continue
-			}
-			set = append(set, n+" = v."+n)
+			set = append(set, setAsDecided("t.", "v.", n))
 		}
 		w.WriteString("WITH o AS (UPDATE operations AS t SET " + strings.Join(set, ", ") + " FROM " + ops.from(s, "v") +
 			" WHERE " + guardSQL("t.", "v.id", "v.from_version", "v.from_content_version", "v.live") + " RETURNING t.id)")
 	}
-	kids.write(s, aset, setCols)
+	childRows.write(s, attemptUpdateTable, setCols)
 	w.WriteString(" SELECT id FROM o")
 	return s
 }
 
-// multiMin is the fewest changes of a kind worth a multi-row statement.
-// BenchmarkGroupCommit_flush on 2 cores: at 2 a statement each was faster
-// (its plan is simpler and cached), at 4 the two were even, from 8 on the
-// multi-row statement took a quarter less time per lifecycle.
+// multiMin is the fewest changes of a kind worth a multi-row statement:
+// below it a statement each, whose plan is simpler and cached, is as fast
+// or faster (BenchmarkGroupCommit_flush; docs/design/performance-log.md).
 const multiMin = 4
 
 // multiRowOn is off only in the benchmark that compares the two ways.

@@ -116,9 +116,7 @@ func (s *Store) ClaimNotifications(ctx context.Context, now time.Time, lease tim
 		sql := "SELECT id FROM notifications WHERE id IN (SELECT id FROM (" + inner + ") ranked WHERE rn <= ?)" +
 			" AND status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?"
 		args = append(args, max(perURL, 1), now.UTC(), limit)
-		if s.dialect == "postgres" {
-			sql += " FOR UPDATE SKIP LOCKED"
-		}
+		sql += s.dialect.skipLocked()
 		var ids []string
 		if err := tx.Raw(sql, args...).Scan(&ids).Error; err != nil {
 			return err

@@ -15,7 +15,7 @@ func (s *Store) Create(ctx context.Context, ch domain.Change) (domain.Operation,
 	ctx, span := startWrite(ctx, "create", ch.Op.ID)
 	op, created, err := s.create(ctx, ch)
 	if err != nil || created {
-		s.lc.wrote(ch, err)
+		s.leases.wrote(ch, err)
 	}
 	endSpan(span, err)
 	return op, created, err
@@ -54,7 +54,7 @@ func (s *Store) create(ctx context.Context, ch domain.Change) (domain.Operation,
 func (s *Store) Apply(ctx context.Context, ch domain.Change) error {
 	ctx, span := startWrite(ctx, "update", ch.Op.ID)
 	err := s.apply(ctx, ch)
-	s.lc.wrote(ch, err)
+	s.leases.wrote(ch, err)
 	endSpan(span, err)
 	return err
 }
@@ -86,7 +86,7 @@ func writeTx(tx *gorm.DB, p *writePlan) (bool, error) {
 		if p.noTwin {
 			var twins []string
 			o := p.op
-			if tx.Dialector.Name() == "postgres" { // SQLite's transactions take turns already
+			if !dialectOf(tx).writersTakeTurns() {
 				if err := tx.Exec(twinTurnTx, o.Namespace, o.IdentityHash).Error; err != nil {
 					return false, err
 				}
@@ -108,7 +108,7 @@ func writeTx(tx *gorm.DB, p *writePlan) (bool, error) {
 			cv, args = "?", append(args, g.contentVersion)
 		}
 		if g.liveLease {
-			if tx.Dialector.Name() != "postgres" {
+			if !dialectOf(tx).keepsClock() {
 				return false, domain.Errorf(domain.EInternal, "a write that needs a live lease needs PostgreSQL's clock")
 			}
 			live = "true"
@@ -190,10 +190,7 @@ func colMap(cols []col) map[string]any {
 
 // dbNow is the SQL for the database's clock.
 func (s *Store) dbNow() string {
-	if s.dialect == "postgres" {
-		return "clock_timestamp()"
-	}
-	return "NULL"
+	return s.dialect.clockSQL()
 }
 
 // load reads one operation and the database's clock.
@@ -212,7 +209,7 @@ func (s *Store) load(ctx context.Context, where string, args ...any) (domain.Ope
 	}
 	op.ContentPurgedAt = utcPtr(row.Row.ContentPurgedAt)
 	now := row.DBNow
-	if s.dialect != "postgres" {
+	if !s.dialect.keepsClock() {
 		now = s.now()
 	}
 	return op, now.UTC(), nil

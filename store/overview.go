@@ -20,10 +20,7 @@ var _ domain.OverviewStore = (*Store)(nil)
 // are domain.Overview's; each condition here is the one store.List applies
 // for the list the figure links to.
 func (s *Store) Overview(ctx context.Context, q domain.OverviewQuery) (domain.Overview, error) {
-	opts := &sql.TxOptions{ReadOnly: true}
-	if s.dialect == "postgres" {
-		opts.Isolation = sql.LevelRepeatableRead
-	}
+	opts := &sql.TxOptions{ReadOnly: true, Isolation: s.dialect.snapshotIsolation()}
 	var out domain.Overview
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		var err error

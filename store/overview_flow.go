@@ -16,10 +16,7 @@ import (
 // quotient to its floor.
 func (s *Store) bucketOf(col string, unit time.Duration) string {
 	secs := strconv.FormatInt(int64(unit/time.Second), 10)
-	if s.dialect == "postgres" {
-		return "CAST(FLOOR(EXTRACT(EPOCH FROM (" + col + " - CAST(? AS timestamptz))) / " + secs + ") AS bigint)"
-	}
-	return "CAST((julianday(" + col + ") - julianday(?)) * 86400 / " + secs + " AS INTEGER)"
+	return s.dialect.timeBucket(col, secs)
 }
 
 // flows fills the overview's hourly and daily entries and decisions, and

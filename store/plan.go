@@ -145,10 +145,9 @@ func routeOf(ch domain.Change, create bool) route {
 // (domain.Change.Before), or all of them without it, and the content
 // columns only with a content snapshot — so a write decided before a
 // content purge leaves the purge in place rather than writing back the
-// content it loaded. A begin changes six of the thirty-two state columns;
-// sending, binding and setting only those cut PostgreSQL's and the
-// server's CPU per lifecycle by about an eighth each (measured at 16
-// clients on 2 cores). The guard still covers the whole row: a column not
+// content it loaded. A begin changes few of the state columns, and
+// sending, binding and setting only those saves both PostgreSQL's and the
+// server's CPU (docs/design/performance-log.md). The guard still covers the whole row: a column not
 // written holds what the change was decided on.
 func changedCols(ch domain.Change, after *operationRow) []col {
 	var out []col
@@ -234,6 +233,23 @@ func guardSQL(t, id, version, contentVersion, live string) string {
 		w += " AND (NOT " + live + " OR " + t + "lease_expires_at > clock_timestamp())"
 	}
 	return w
+}
+
+// purgeEmptied are the state columns a content purge empties (it keeps
+// the version, so the guard does not see it; content_purge.go).
+var purgeEmptied = map[string]bool{"result_data": true}
+
+// setAsDecided spells the assignment of column name on row t ("t.") from
+// the values v ("v.") for an update that sends every column as decided on,
+// whether its change touched it or not (the multi-row statement: one
+// column list for every row). A column a content purge has emptied since
+// keeps the purge: a purged operation is final, and the value sent is the
+// one it was decided on, before the purge.
+func setAsDecided(t, v, name string) string {
+	if purgeEmptied[name] {
+		return name + " = CASE WHEN " + t + "content_purged_at IS NULL THEN " + v + name + " ELSE " + t + name + " END"
+	}
+	return name + " = " + v + name
 }
 
 // sameField is sameValue of the values two field pointers of one column

@@ -66,11 +66,8 @@ func (s *Store) CreateView(ctx context.Context, v domain.SavedView, max int) err
 		return err
 	}
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if s.dialect == "postgres" {
-			if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext('handoff.views:' || current_schema() || ?))",
-				row.OwnerIssuer+"\x1f"+row.OwnerSubject).Error; err != nil {
-				return err
-			}
+		if err := s.dialect.lock(tx, "handoff.views:", row.OwnerIssuer+"\x1f"+row.OwnerSubject); err != nil {
+			return err
 		}
 		var n int64
 		if err := tx.Model(&savedViewRow{}).Where("owner_issuer = ? AND owner_subject = ?", row.OwnerIssuer, row.OwnerSubject).

@@ -10,11 +10,12 @@ import (
 // A flush renders the same few statement shapes over and over: a create
 // with its attempt and two events, a settle's update with its attempt's,
 // and so on. Rendering one — joining its column lists, numbering its
-// placeholders — was a tenth of a call's CPU in the group commit, for SQL
-// text that only the shape decides. So a single statement's text is
+// placeholders — was a measurable part of a call's CPU in the group commit
+// (docs/design/performance-log.md), for SQL text that only the shape decides. So a single statement's text is
 // rendered once per shape and kept; what changes from one change to the
-// next, its arguments, is collected in the order the renderer numbers
-// them (singleArgs). A multi-row statement (multirow.go) is kept the same
+// next, its arguments, is collected by the renderer's own walk of the plan
+// without writing its text (cachedSingle), so the order is the one it
+// numbers them in. A multi-row statement (multirow.go) is kept the same
 // way, by its tables' columns. Under test (verifyStatementCache) every cached text
 // and its arguments are checked against a fresh rendering.
 
@@ -59,7 +60,7 @@ func singleStatement(p *writePlan) *stmt {
 		singleSQL.put(key, s.sql.String())
 		return s
 	}
-	s := &stmt{text: sql, args: singleArgs(p)}
+	s := cachedSingle(p, sql)
 	if verifyStatementCache {
 		verifyCached(key, s, renderSingle(p))
 	}
@@ -109,53 +110,4 @@ func appendShapeChild(b []byte, cw *childWrite) []byte {
 		return appendShapeCols(append(b, 'i'), cw.insert)
 	}
 	return appendShapeCols(appendShapeCols(append(b, 'u'), cw.set), cw.key)
-}
-
-// singleArgs are the plan's arguments in renderSingle's order.
-func singleArgs(p *writePlan) []any {
-	args := make([]any, 0, len(p.cols)+3+childArgs(p.content)+childArgs(p.attempt)+len(p.events)*len(auditTable))
-	for _, c := range p.cols {
-		args = append(args, c.v)
-	}
-	if !p.create {
-		g := p.guard
-		if g.checkContent {
-			args = append(args, g.contentVersion)
-		}
-		args = append(args, g.id, g.version)
-	}
-	args = appendChildArgs(args, p.content)
-	args = appendChildArgs(args, p.attempt)
-	for i := range p.events {
-		for _, c := range colsOf(auditTable, &p.events[i], identity) {
-			args = append(args, c.v)
-		}
-	}
-	return args
-}
-
-func childArgs(cw *childWrite) int {
-	if cw == nil {
-		return 0
-	}
-	return len(cw.insert) + len(cw.set) + len(cw.key)
-}
-
-func appendChildArgs(args []any, cw *childWrite) []any {
-	if cw == nil {
-		return args
-	}
-	if cw.insert != nil {
-		for _, c := range cw.insert {
-			args = append(args, c.v)
-		}
-		return args
-	}
-	for _, c := range cw.set {
-		args = append(args, c.v)
-	}
-	for _, c := range cw.key {
-		args = append(args, c.v)
-	}
-	return args
 }

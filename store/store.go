@@ -34,15 +34,15 @@ import (
 // Store is the GORM implementation of domain.Store.
 type Store struct {
 	db      *gorm.DB
-	dialect string // "postgres" or "sqlite"
+	dialect dialect
 	url     string // PostgreSQL's URL, for connections of the store's own
 	// pool is PostgreSQL's pgx pool for the single-statement write path
 	// (fastpath.go); nil on SQLite and in stores bound to a transaction.
 	pool    *pgxpool.Pool
 	commits *committer // group commit of the single statements (groupcommit.go)
-	// lc is PostgreSQL's record of the leased operations this replica
+	// leases is PostgreSQL's record of the leased operations this replica
 	// last wrote (leasecache.go); nil elsewhere.
-	lc *leaseCache
+	leases *leaseCache
 	// now is SQLite's clock: an embedded database shares the process's clock.
 	// PostgreSQL's clock is read in SQL.
 	now func() time.Time
@@ -102,7 +102,7 @@ func Connect(rawURL string, opts ...Option) (*Store, error) {
 			sqlDB.Close()
 			return nil, domain.Wrap(domain.EUnavailable, err, "cannot reach PostgreSQL")
 		}
-		return &Store{db: db, dialect: "postgres", url: rawURL, pool: pool, commits: newCommitter(pool, o), lc: newLeaseCache(), now: time.Now}, nil
+		return &Store{db: db, dialect: dialectPostgres, url: rawURL, pool: pool, commits: newCommitter(pool, o), leases: newLeaseCache(), now: time.Now}, nil
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite:"), "//")
 		if path == "" {
@@ -127,13 +127,13 @@ func Connect(rawURL string, opts ...Option) (*Store, error) {
 		// SQLite has one writer; one connection serialises writers without
 		// busy errors, and reads are fast enough for one process.
 		sqlDB.SetMaxOpenConns(1)
-		return &Store{db: db, dialect: "sqlite", now: time.Now}, nil
+		return &Store{db: db, dialect: dialectSQLite, now: time.Now}, nil
 	}
 	return nil, domain.Errorf(domain.EInvalid, "HANDOFF_DATABASE_URL must start with postgres:// or sqlite://")
 }
 
 // Dialect is "postgres" or "sqlite".
-func (s *Store) Dialect() string { return s.dialect }
+func (s *Store) Dialect() string { return string(s.dialect) }
 
 // GroupCommit is what the group commit (groupcommit.go) did since the
 // store opened; ok is false on SQLite, which writes without one.
@@ -164,7 +164,7 @@ func (s *Store) SetClock(now func() time.Time) { s.now = now }
 // provider is goose over the store's database; migrating takes a session
 // lock so that replicas started together migrate one at a time.
 func (s *Store) provider(migrating bool) (*goose.Provider, error) {
-	fsys, err := migrations.For(s.dialect)
+	fsys, err := migrations.For(string(s.dialect))
 	if err != nil {
 		return nil, err
 	}
@@ -173,11 +173,7 @@ func (s *Store) provider(migrating bool) (*goose.Provider, error) {
 		return nil, err
 	}
 	var opts []goose.ProviderOption
-	dialect := goose.DialectSQLite3
-	if s.dialect == "postgres" {
-		dialect = goose.DialectPostgres
-	}
-	if s.dialect == "postgres" && migrating {
+	if !s.dialect.writersTakeTurns() && migrating {
 		// Several replicas may start at once: one migrates, the others wait,
 		// polling every second rather than goose's five (up to 5 minutes).
 		// The lock is keyed by schema, like the store's advisory locks, so
@@ -192,7 +188,7 @@ func (s *Store) provider(migrating bool) (*goose.Provider, error) {
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
-	return goose.NewProvider(dialect, sqlDB, fsys, opts...)
+	return goose.NewProvider(s.dialect.gooseDialect(), sqlDB, fsys, opts...)
 }
 
 // Migrate applies every pending migration.
@@ -215,7 +211,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	for _, r := range results {
 		slog.Info("migrated", "version", r.Source.Version, "file", r.Source.Path, "took", r.Duration)
 	}
-	if len(results) > 0 && s.dialect == "postgres" {
+	if len(results) > 0 && s.dialect.isPostgres() {
 		// Fresh statistics for the planner: new indexes and tables have
 		// none until autovacuum comes round.
 		if err := s.db.WithContext(ctx).Exec("ANALYZE operations, operation_search, attempts, content_versions, audit_events, api_tokens").Error; err != nil {

@@ -82,7 +82,7 @@ func (s *Store) ListTokens(ctx context.Context) ([]domain.APIToken, error) {
 // RevokeToken marks a token revoked. On PostgreSQL the same statement
 // notifies every listening process, at its commit.
 func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error {
-	if s.dialect == "postgres" {
+	if s.dialect.notifies() {
 		var hashes []string
 		err := s.db.WithContext(ctx).Raw("WITH r AS (UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING hash) "+
 			"SELECT hash FROM r, pg_notify('"+revokedChannel+"', r.hash) AS n", at.UTC(), id).Scan(&hashes).Error
@@ -108,7 +108,7 @@ func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error 
 // LISTENs on a connection of its own, and listens again after losing it.
 // SQLite has no feed, so it returns at once.
 func (s *Store) WatchRevocations(ctx context.Context, live func(bool), revoked func(hash string)) error {
-	if s.dialect != "postgres" {
+	if !s.dialect.notifies() {
 		return nil
 	}
 	for {
