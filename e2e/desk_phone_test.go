@@ -58,8 +58,9 @@ const smallTargets = `[...document.querySelectorAll(tapTargets)]
 // "/" leads to the desk through sign-in, and at 390 px no page of the desk
 // scrolls sideways and every control is a tap target of 44 px or more —
 // every page of the navigation (an admin's, so Notifications too), the
-// operation with deep content and a long key, the approval of a revised
-// snapshot, the incidents, a bulk preview and a batch's result, a missing
+// operation with deep content and a long key, its twin compared side by
+// side, the approval of a revised snapshot and of the twin, the audit
+// with rows, the incidents, a bulk preview and a batch's result, a missing
 // operation and the signed-out page. The queue's filters fold into
 // "Filters".
 func TestDesk_FrontDoorAndPhone(t *testing.T) {
@@ -86,6 +87,13 @@ func TestDesk_FrontDoorAndPhone(t *testing.T) {
 	longKey := "evt_" + strings.Repeat("0123456789abcdef", 14) + ":crm_task"
 	deep := s.intoDeskWith(t, longKey, deepContent(12))
 	s.intoDesk(t, "evt_phone2:crm_task", false)
+	// The same content under another key while the first's outcome is
+	// unknown: a twin, compared side by side on its page and on Approvals.
+	twin := s.do(t, "POST", "/v1/operations", map[string]any{"key": longKey + "-again", "type": "crm.task.create",
+		"content": deepContent(12)})
+	if twin.Status != 201 || str(twin.Body, "last_error", "code") != "twin_unresolved" {
+		t.Fatalf("twin: %d %s", twin.Status, twin.Raw)
+	}
 	coupon := s.do(t, "POST", "/v1/operations", map[string]any{"key": "evt_phone3:coupon", "type": "coupon.issue",
 		"event_id": "evt_phone3", "content": map[string]any{"customer": "c_7", "percent": 50, "valid_days": 30}})
 	rev := s.call(t, idp.IDToken(t, ann), "POST", "/v1/operations/"+str(coupon.Body, "id")+"/revisions",
@@ -140,8 +148,11 @@ func TestDesk_FrontDoorAndPhone(t *testing.T) {
 		{"/desk/queue?state=failed_terminal", `[data-testid="queue-table"]`},
 		{"/desk/operations/" + deep, `[data-testid="timeline"]`},
 		{"/desk/operations/" + str(coupon.Body, "id"), `[data-testid="timeline"]`},
-		{"/desk/approvals", `[data-testid="approval-item"]`},
-		{"/desk/audit", "main h1"},
+		{"/desk/operations/" + str(twin.Body, "id"), `[data-testid="twin"]`}, // the twin comparison
+		{"/desk/approvals", `[data-testid="approval-item"] [data-testid="twin"]`},
+		{"/desk/audit", `[data-testid="audit-row"]`},
+		{"/desk/audit?action=revised", `[data-testid="audit-row"]`},
+		{"/desk/operations?q=segment", "main h1"},
 		{"/desk/types", `a[title^="sha256 "]`}, // with the last drill and its receipt
 		{"/desk/incidents", `[data-testid="incidents-table"]`},
 		{b.firstIncident(), `[data-testid="incident-timeline"]`},

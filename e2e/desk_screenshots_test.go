@@ -11,7 +11,8 @@ import (
 
 // TestDesk_Screenshots renders the overview, queue, incidents, an incident, operation and
 // approvals pages at desktop width, and the queue and an operation at phone
-// width, into the folder HANDOFF_SCREENSHOTS names; the
+// width, in the light theme, and the queue and an operation in the dark
+// theme at desktop and phone width, into the folder HANDOFF_SCREENSHOTS names; the
 // desk guide (docs/guides/desk.md) shows the committed ones. It fills the desk through the API the way
 // a day of failures would. Run it when the pages change:
 //
@@ -58,17 +59,21 @@ func TestDesk_Screenshots(t *testing.T) {
 	for _, shot := range []struct {
 		name, path, ready string
 		width             int64
+		scheme            string
 	}{
-		{"overview", "/desk", "overview-entered", 1440},
-		{"queue", "/desk/queue", "queue-table", 1440},
-		{"incidents", "/desk/incidents", "incidents-table", 1440},
-		{"incident", incident, "incident-facts", 1440},
-		{"operation", "/desk/operations/" + target, "timeline", 1440},
-		{"approvals", "/desk/approvals", "approval-item", 1440},
-		{"queue-phone", "/desk/queue", "queue-table", 390},
-		{"operation-phone", "/desk/operations/" + target, "timeline", 390},
+		{"overview", "/desk", "overview-entered", 1440, "light"},
+		{"queue", "/desk/queue", "queue-table", 1440, "light"},
+		{"incidents", "/desk/incidents", "incidents-table", 1440, "light"},
+		{"incident", incident, "incident-facts", 1440, "light"},
+		{"operation", "/desk/operations/" + target, "timeline", 1440, "light"},
+		{"approvals", "/desk/approvals", "approval-item", 1440, "light"},
+		{"queue-phone", "/desk/queue", "queue-table", 390, "light"},
+		{"operation-phone", "/desk/operations/" + target, "timeline", 390, "light"},
+		{"queue-dark", "/desk/queue", "queue-table", 1440, "dark"},
+		{"operation-dark", "/desk/operations/" + target, "timeline", 1440, "dark"},
+		{"queue-phone-dark", "/desk/queue", "queue-table", 390, "dark"},
 	} {
-		b.run("the width of "+shot.name, chromedp.EmulateViewport(shot.width, 900))
+		b.run("the width of "+shot.name, chromedp.EmulateViewport(shot.width, 900), colorScheme(shot.scheme)) // desk_theme_test.go
 		b.run(shot.name, chromedp.Navigate(s.URL+shot.path), chromedp.WaitVisible(sel(shot.ready)))
 		height := min(eval[int64](b, `document.documentElement.scrollHeight`), 2400)
 		b.run("sizing "+shot.name, chromedp.EmulateViewport(shot.width, height))

@@ -39,6 +39,7 @@ func (s *server) audit(c *gin.Context) {
 		v.ExportCSV, v.ExportJSONL = auditExportURL(f, audit.FormatCSV), auditExportURL(f, audit.FormatJSONL)
 	}
 	v.ActorNote = s.matchActor(c, &q)
+	v.Zone = zoneLabel(c) // audit_zone.go
 	var err error
 	if len(errs) > 0 {
 		err = domain.Invalid(errs...)
@@ -70,6 +71,7 @@ func auditFilter(c *gin.Context) (pages.AuditFilter, domain.AuditQuery, []domain
 	var errs []domain.FieldError
 	q.From, errs = auditTime("from", f.From, errs)
 	q.To, errs = auditTime("to", f.To, errs)
+	q.From, q.To = inZone(c, f.From, q.From), inZone(c, f.To, q.To) // audit_zone.go
 	return f, q, errs
 }
 

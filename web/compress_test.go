@@ -8,13 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/andybalholm/brotli"
 	"github.com/gin-gonic/gin"
 
 	"github.com/opshandoff/handoff/static"
 )
 
-// Pages and static CSS and JavaScript go gzipped to a browser that accepts
-// it, and as they are to one that does not; an export is never held back.
+// Pages and static CSS and JavaScript go brotli-compressed to a browser that
+// accepts brotli, gzipped to one that accepts only gzip, and as they are to
+// one that accepts neither; an export is never held back.
 func TestCompress(t *testing.T) {
 	d := newDesk(t)
 	d.engine.GET("/static/*file", serveStatic)
@@ -30,17 +32,26 @@ func TestCompress(t *testing.T) {
 		d.engine.ServeHTTP(w, req)
 		return w
 	}
-	for _, target := range []string{"/desk/queue", static.URL("css/app.css"), static.URL("js/desk.js")} {
+	for _, c := range []struct{ target, accept, want string }{
+		{"/desk/queue", "gzip, deflate, br, zstd", "br"}, {static.URL("css/app.css"), "br;q=1.0, gzip;q=0.8", "br"},
+		{static.URL("js/desk.js"), "gzip, br", "br"}, {"/desk/queue", "br;q=0, gzip", "gzip"},
+		{static.URL("css/app.css"), "gzip, deflate", "gzip"}, {static.URL("js/desk.js"), "gzip", "gzip"},
+	} {
+		target := c.target
 		plain := get(target, "")
-		zipped := get(target, "br, gzip;q=0.9")
+		zipped := get(target, c.accept)
 		if plain.Code != 200 || zipped.Code != 200 || plain.Header().Get("Content-Encoding") != "" ||
-			zipped.Header().Get("Content-Encoding") != "gzip" || zipped.Header().Get("Content-Length") != "" {
-			t.Fatalf("%s: %d %q, %d %q", target, plain.Code, plain.Header().Get("Content-Encoding"), zipped.Code,
+			zipped.Header().Get("Content-Encoding") != c.want || zipped.Header().Get("Content-Length") != "" {
+			t.Fatalf("%s, %s: %d %q, %d %q", target, c.accept, plain.Code, plain.Header().Get("Content-Encoding"), zipped.Code,
 				zipped.Header().Get("Content-Encoding"))
 		}
-		r, err := gzip.NewReader(zipped.Body)
-		if err != nil {
-			t.Fatal(err)
+		var r io.Reader = brotli.NewReader(zipped.Body)
+		if c.want == "gzip" {
+			gz, err := gzip.NewReader(zipped.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = gz
 		}
 		body, err := io.ReadAll(r)
 		if err != nil || len(body) < 100 || zipped.Body.Len() >= len(body) {
@@ -58,5 +69,8 @@ func TestCompress(t *testing.T) {
 	}
 	if w := get("/desk/queue", "gzip;q=0"); w.Header().Get("Content-Encoding") != "" {
 		t.Fatal("compressed for a browser that refuses gzip")
+	}
+	if w := get("/desk/queue", "br;q=0, gzip;q=0.0"); w.Header().Get("Content-Encoding") != "" {
+		t.Fatal("compressed for a browser that refuses both")
 	}
 }

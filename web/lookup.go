@@ -56,5 +56,9 @@ func lookupPanel(it domain.DeskItem, person domain.Actor) pages.LookupPanel {
 		}
 		break
 	}
+	p.Tries = groupTries(p.Tries) // lookup_repeats.go
+	if p.FoundRef == "" && p.Evidence != "" {
+		p.Repeats, p.Since = lookupRepeats(it.Timeline)
+	}
 	return p
 }

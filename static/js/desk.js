@@ -50,6 +50,19 @@
       el.dataset.local = "1";
     });
   }
+  // The browser's offset from UTC, for the audit filter's From and To: with
+  // times shown in the local zone, the server reads them in it too.
+  document.cookie = "handoff_zone=" + (-new Date().getTimezoneOffset()) + "; path=/; max-age=31536000; samesite=lax" +
+    (location.protocol === "https:" ? "; secure" : "");
+  // The queue's link to the content search carries what is typed in the
+  // search box.
+  document.addEventListener("input", function (e) {
+    if (!e.target.matches || !e.target.matches("input[data-search]")) return;
+    var link = e.target.form && e.target.form.querySelector("a[data-content-search]");
+    if (!link) return;
+    var q = e.target.value.trim();
+    link.setAttribute("href", "/desk/operations" + (q ? "?q=" + encodeURIComponent(q) : ""));
+  });
   // Copy buttons: data-copy names the element whose text is copied.
   document.addEventListener("click", function (e) {
     var btn = e.target.closest && e.target.closest("button[data-copy]");

@@ -17,6 +17,9 @@ type AuditView struct {
 	// selects; empty for people who may not export.
 	ExportCSV, ExportJSONL string
 	Views                  SavedViews // the page's saved views; zero where there are none to show
+	// Zone is the zone the From and To fields are read in: "UTC", or
+	// "local" when times show in the browser's zone.
+	Zone string
 }
 
 // AuditFilter is the audit page's filter as the URL carries it.

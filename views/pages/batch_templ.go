@@ -182,7 +182,7 @@ func bulkChoice(decisions []Option) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "\" autocomplete=\"off\" data-testid=\"bulk-assignee\"></label> <label><span>Reason, for every item (required)</span> <textarea name=\"reason\" rows=\"2\" required maxlength=\"2000\" data-testid=\"bulk-reason\"></textarea></label>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "\" autocomplete=\"off\" placeholder=\"assignee\" data-testid=\"bulk-assignee\"></label> <label><span>Reason, for every item (required)</span> <textarea name=\"reason\" rows=\"2\" required maxlength=\"2000\" placeholder=\"reason\" data-testid=\"bulk-reason\"></textarea></label>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -16,10 +16,19 @@ type LookupPanel struct {
 	// FoundRef is the reference of the record the last lookup found, if
 	// any: it pre-fills the confirm form; the person still confirms.
 	FoundRef string
+	// Repeats counts the lookups in a row, this one the last, that failed
+	// with the same answer: shown once, with the count and since when.
+	Repeats int
+	Since   time.Time
 }
 
-// LookupTryRow is one request of a lookup.
-type LookupTryRow struct{ At, Request, Summary string }
+// LookupTryRow is one request of a lookup, or Count of them in a row with
+// the same answer, the first at At and the last at Last.
+type LookupTryRow struct {
+	At, Request, Summary string
+	Count                int
+	Last                 string
+}
 
 // confirmRef is the confirm form's reference: what the person typed, else
 // what the lookup found.
