@@ -364,14 +364,3 @@ func (s *server) personFrom(ctx context.Context, viewer domain.Actor, v string) 
 	}
 	return s.ledger.Assignee(ctx, viewer, v)
 }
-
-// navOf is the navigation entry of the list an item was opened from: an
-// item belongs to no list of its own, so without one nothing is marked.
-func navOf(from string) string {
-	for _, nav := range []string{"queue", "incidents", "operations", "approvals", "audit"} {
-		if strings.HasPrefix(from, "/desk/"+nav) {
-			return nav
-		}
-	}
-	return ""
-}

@@ -134,7 +134,7 @@ func (s *server) frameFor(c *gin.Context, title, active string) layouts.Frame {
 	}
 	if p, ok := personOf(c); ok {
 		if !htmx(c) { // a fragment shows no navigation
-			f.Desk = s.deskCounts(c) // time.go
+			f.Desk = s.deskCounts(c) // nav.go
 		}
 		f.Person, f.Role = strings.TrimSpace(p.Name), p.Role.String()
 		if f.Person == "" {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/views/components"
-	"github.com/opshandoff/handoff/views/layouts"
 )
 
 // timeCookie keeps how a person reads the desk's times: utc, local or
@@ -66,18 +65,4 @@ func (s *server) chooseDensity(c *gin.Context) {
 	http.SetCookie(c.Writer, &http.Cookie{Name: densityCookie, Value: d, Path: "/", MaxAge: 365 * 24 * 3600,
 		HttpOnly: true, Secure: c.Request.TLS != nil, SameSite: http.SameSiteLaxMode})
 	c.Redirect(http.StatusSeeOther, returnTo(c, "/desk"))
-}
-
-// deskCounts is the navigation's count of the desk's items; nil when it
-// cannot be read, so a page still shows without it.
-func (s *server) deskCounts(c *gin.Context) *layouts.DeskCounts {
-	p, ok := personOf(c)
-	if !ok || s.ledger == nil {
-		return nil
-	}
-	n, err := s.ledger.DeskCounts(c.Request.Context(), p)
-	if err != nil {
-		return nil
-	}
-	return &layouts.DeskCounts{Unknown: n[domain.UnknownOutcome], Failed: n[domain.FailedTerminal]}
 }
