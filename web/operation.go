@@ -1,10 +1,8 @@
 package web
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -318,49 +316,4 @@ func (s *server) withPeople(c *gin.Context, v *pages.OperationView, op domain.Op
 		s.log.Warn("listing the people to assign to", "err", err)
 	}
 	v.Actions.People = peopleOptions(ps, me(c), op)
-}
-
-// peopleOptions are the people to choose from, each named by (issuer,
-// subject): the viewer first, then everyone else, and the current assignee
-// when the list left them out.
-func peopleOptions(ps []domain.Person, viewer domain.Actor, op domain.Operation) []pages.PersonOption {
-	var out []pages.PersonOption
-	seen := map[string]bool{}
-	add := func(value, label string) {
-		if value != "" && !seen[value] {
-			seen[value] = true
-			out = append(out, pages.PersonOption{Value: value, Label: label})
-		}
-	}
-	add(personValue(viewer.Person()), domain.Person{Email: viewer.Email, Subject: viewer.Subject, Name: viewer.Name}.Label()+" (you)")
-	for _, p := range ps {
-		add(personValue(p), p.Label())
-	}
-	switch {
-	case op.AssigneeSubject != "":
-		add(personValue(domain.Person{Issuer: op.AssigneeIssuer, Subject: op.AssigneeSubject}), op.Assignee+" (assigned now)")
-	case op.Assignee != "" && !slices.ContainsFunc(out, func(o pages.PersonOption) bool { return o.Label == op.Assignee }):
-		add(op.Assignee, op.Assignee+" (assigned now)") // an assignment recorded by identity only
-	}
-	return out
-}
-
-// personValue names a person in a form: their issuer and subject, which
-// personOf reads back. An email would not do: two people may share one.
-func personValue(p domain.Person) string {
-	if p.Subject == "" {
-		return p.Identity() // a person without a subject: only an identity names them
-	}
-	return url.Values{"iss": {p.Issuer}, "sub": {p.Subject}}.Encode()
-}
-
-// personFrom reads what a form chose: a personValue, or an identity typed
-// in, which the Ledger resolves.
-func (s *server) personFrom(ctx context.Context, viewer domain.Actor, v string) (domain.Person, error) {
-	if strings.HasPrefix(v, "iss=") {
-		if q, err := url.ParseQuery(v); err == nil && q.Get("sub") != "" {
-			return domain.Person{Issuer: q.Get("iss"), Subject: q.Get("sub")}, nil
-		}
-	}
-	return s.ledger.Assignee(ctx, viewer, v)
 }

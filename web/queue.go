@@ -361,24 +361,6 @@ func ageParam(d time.Duration) string {
 	return strconv.Itoa(int(d/time.Hour)) + "h"
 }
 
-// assignable are the people a list page's assignee fields suggest: those
-// who signed in with a role that can decide, the viewer first, each by the
-// identity the Ledger resolves back to them.
-func (s *server) assignable(c *gin.Context) []pages.PersonOption {
-	ps, err := s.ledger.People(c.Request.Context(), me(c), domain.PeopleQuery{Roles: domain.Deciders, Limit: domain.MaxPeople})
-	if err != nil {
-		s.log.Warn("listing the people to assign to", "err", err)
-	}
-	viewer := me(c).Person()
-	out := []pages.PersonOption{{Value: viewer.Identity(), Label: viewer.Label() + " (you)"}}
-	for _, p := range ps {
-		if id := p.Identity(); id != "" && !slices.ContainsFunc(out, func(o pages.PersonOption) bool { return o.Value == id }) {
-			out = append(out, pages.PersonOption{Value: id, Label: p.Label()})
-		}
-	}
-	return out
-}
-
 // operationByID is the operation a queue search names by its ID, when the
 // queue does not list it: the queue searches what a person reads off a
 // row, and an ID pasted from a log or a webhook should still lead there.
