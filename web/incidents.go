@@ -44,7 +44,7 @@ func incidentRow(in domain.Incident) pages.IncidentRow {
 		states[i] = st.String()
 	}
 	return pages.IncidentRow{ID: in.ID, URL: pages.IncidentURL(in.ID), Provider: in.Provider, Type: in.Type,
-		Error: or(in.Error.String(), "no error"), Message: in.Message, Status: string(in.Status), Active: in.Status.Active(),
+		Error: orDefault(in.Error.String(), "no error"), Message: in.Message, Status: string(in.Status), Active: in.Status.Active(),
 		Owner: in.Owner.Identity(), OpenItems: in.OpenItems, TotalItems: in.TotalItems, Twins: in.Twins,
 		States: strings.Join(states, ", "), Namespaces: strings.Join(in.Namespaces, ", "),
 		FirstSeen: in.FirstSeen, LastSeen: in.LastSeen, ItemsURL: queueURL(f, ""), Filter: f}
@@ -77,13 +77,13 @@ func (s *server) showIncident(c *gin.Context, status int, done, problem string, 
 		s.fail(c, err)
 		return
 	}
-	title := "Incident: " + in.Type + " " + or(in.Error.String(), "no error")
+	title := "Incident: " + in.Type + " " + orDefault(in.Error.String(), "no error")
 	v := pages.IncidentView{Frame: s.frameFor(c, title, "incidents"), In: incidentRow(in), AckBy: in.AcknowledgedBy, AckAt: in.AcknowledgedAt,
 		By: in.StatusBy, At: in.StatusAt, Version: in.Version, CanAct: person.Role.AtLeast(domain.RoleOperator),
 		Done: done, Problem: problem, Draft: draft}
 	for _, it := range items {
 		v.Items = append(v.Items, pages.IncidentItemRow{ID: it.OperationID, Key: it.Key, Namespace: it.Namespace, State: it.State.String(),
-			Error: or(it.Error.String(), "no error"), Message: it.Message, EnteredAt: it.EnteredAt, Open: it.Open, Twin: it.Twin})
+			Error: orDefault(it.Error.String(), "no error"), Message: it.Message, EnteredAt: it.EnteredAt, Open: it.Open, Twin: it.Twin})
 		if it.Open && it.State.InDesk() {
 			v.Open = append(v.Open, it.OperationID+":"+strconv.FormatInt(it.Version, 10))
 		}
@@ -97,7 +97,7 @@ func (s *server) showIncident(c *gin.Context, status int, done, problem string, 
 		v.Items[i].Summary = sums[v.Items[i].ID]
 	}
 	for _, e := range events {
-		v.Events = append(v.Events, pages.IncidentEventRow{At: e.At, Actor: e.Actor, What: or(incidentWords[e.Action], e.Action) + detailWords(e),
+		v.Events = append(v.Events, pages.IncidentEventRow{At: e.At, Actor: e.Actor, What: orDefault(incidentWords[e.Action], e.Action) + detailWords(e),
 			Text: e.Text, Audited: e.AuditID != ""})
 	}
 	if v.CanAct {

@@ -77,7 +77,7 @@ func (s *server) showDone(c *gin.Context, done string) {
 
 func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView {
 	op := it.Op
-	v := pages.OperationView{Op: opFacts(op), NextDecision: nextDecision(op), Card: cardView(it.Card),
+	v := pages.OperationView{Op: operationFacts(op), NextDecision: nextDecision(op), Card: cardView(it.Card),
 		Retention: retention(it), KeyWindow: keyWindow(it), Actions: allowed(op, it.Card, person, it.Versions, it.Now)}
 	if v.Actions.ResendSameKey {
 		// The safe decision needs no finding out: say it first.
@@ -180,7 +180,7 @@ func (s *server) snapshot(c *gin.Context) {
 	s.fail(c, domain.Errorf(domain.ENotFound, "operation %s has no content version %d", it.Op.ID, n))
 }
 
-func opFacts(op domain.Operation) pages.OpFacts {
+func operationFacts(op domain.Operation) pages.OpFacts {
 	f := pages.OpFacts{ID: op.ID, Key: op.Key, Namespace: op.Namespace, Type: op.Type, State: op.State.String(),
 		EventID: op.EventID, Source: op.Source, CorrelationID: op.CorrelationID, CausedBy: op.CausedBy,
 		Supersedes: op.Supersedes, SupersededBy: op.SupersededBy, Fingerprint: op.Fingerprint,
