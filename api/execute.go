@@ -183,11 +183,11 @@ func toExecuteAdapter(c domain.Card) *executeAdapterJSON {
 	if a == nil {
 		return nil
 	}
-	out := &executeAdapterJSON{Method: a.Method, URL: a.URL, AuthEnv: str(a.AuthEnv), KeyHeader: str(a.ProviderKeyHeader()),
+	out := &executeAdapterJSON{Method: a.Method, URL: a.URL, AuthEnv: nullIfEmpty(a.AuthEnv), KeyHeader: nullIfEmpty(a.ProviderKeyHeader()),
 		Body: a.Body, Timeout: duration(a.RequestTimeout()), CompletedStatus: append([]int{}, a.CompletedStatus...),
 		CompletedRef: a.CompletedRef, FailedTerminalStatus: a.TerminalStatus, FailedRetryableStatus: a.RetryableStatus}
 	if e := c.ExecuteEndpoint; e != nil && e.Signature != nil {
-		out.Signature = str(e.Signature.Header)
+		out.Signature = nullIfEmpty(e.Signature.Header)
 	}
 	return out
 }
