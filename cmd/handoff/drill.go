@@ -31,7 +31,7 @@ func drillCmd(ctx context.Context, cfg config, args []string, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	opts := drill.Options{HandoffVersion: handoffVersion(), RanBy: or(flags.by, whoAmI()), MaxWait: flags.maxWait}
+	opts := drill.Options{HandoffVersion: handoffVersion(), RanBy: orDefault(flags.by, whoAmI()), MaxWait: flags.maxWait}
 	var record recorder
 	if flags.url != "" {
 		record, err = drillRemote(ctx, flags, &opts)
@@ -271,7 +271,7 @@ func drillAndRecord(ctx context.Context, record recorder, opts drill.Options, li
 		}
 		where := dir
 		if where == "" {
-			where = or(card.Receipts, "receipts")
+			where = orDefault(card.Receipts, "receipts")
 		}
 		p, raw, err := drill.Write(where, rec)
 		if err != nil {
