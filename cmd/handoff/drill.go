@@ -248,17 +248,7 @@ func filterTypes(list []drill.Card, name string) []drill.Card {
 func drillAndRecord(ctx context.Context, record recorder, opts drill.Options, list []drill.Card, dir string, out io.Writer) ([]drill.Receipt, error) {
 	var done []drill.Receipt
 	var problems []string
-	// The types are drilled at once (each on its own keys and its own
-	// sandbox), then recorded one by one in order.
-	recs := make([]drill.Receipt, len(list))
-	errs := make([]error, len(list))
-	var wg sync.WaitGroup
-	for i, card := range list {
-		if drill.Refuse(card) == nil {
-			wg.Go(func() { recs[i], errs[i] = drill.Run(ctx, opts, card) })
-		}
-	}
-	wg.Wait()
+	recs, errs := drillAll(ctx, opts, list)
 	for i, card := range list {
 		if err := drill.Refuse(card); err != nil {
 			fmt.Fprintf(out, "REFUSED %s: %v\n", card.Name, err)
@@ -281,12 +271,7 @@ func drillAndRecord(ctx context.Context, record recorder, opts drill.Options, li
 			return done, err
 		}
 		done = append(done, rec)
-		fmt.Fprintf(out, "%s %s (card version %d): %s — receipt %s\n", strings.ToUpper(rec.Verdict), rec.Type, rec.Card.Version, caseTally(rec), p)
-		for _, c := range rec.Cases {
-			if c.Verdict == drill.VerdictFail || c.Verdict == drill.VerdictSkipped {
-				fmt.Fprintf(out, "  case %d, %s: %s: %s\n", c.Number, c.Name, strings.ToUpper(c.Verdict), c.Explanation)
-			}
-		}
+		printReceipt(out, rec, p)
 		if rec.Verdict != drill.VerdictPass {
 			problems = append(problems, fmt.Sprintf("%s: %s", rec.Type, rec.Verdict))
 		}
@@ -297,6 +282,34 @@ func drillAndRecord(ctx context.Context, record recorder, opts drill.Options, li
 	return done, nil
 }
 
+// drillAll drills the types the drill does not refuse, at once (each on
+// its own keys and its own sandbox); the receipts are recorded one by one
+// in order afterwards.
+func drillAll(ctx context.Context, opts drill.Options, list []drill.Card) ([]drill.Receipt, []error) {
+	recs := make([]drill.Receipt, len(list))
+	errs := make([]error, len(list))
+	var wg sync.WaitGroup
+	for i, card := range list {
+		if drill.Refuse(card) == nil {
+			wg.Go(func() { recs[i], errs[i] = drill.Run(ctx, opts, card) })
+		}
+	}
+	wg.Wait()
+	return recs, errs
+}
+
+// printReceipt says a type's verdict, where its receipt is, and each case
+// that failed or was skipped.
+func printReceipt(out io.Writer, rec drill.Receipt, path string) {
+	fmt.Fprintf(out, "%s %s (card version %d): %s — receipt %s\n", strings.ToUpper(rec.Verdict), rec.Type, rec.Card.Version, caseTally(rec), path)
+	for _, c := range rec.Cases {
+		if c.Verdict == drill.VerdictFail || c.Verdict == drill.VerdictSkipped {
+			fmt.Fprintf(out, "  case %d, %s: %s: %s\n", c.Number, c.Name, strings.ToUpper(c.Verdict), c.Explanation)
+		}
+	}
+}
+
+// caseTally counts the receipt's cases by verdict.
 func caseTally(r drill.Receipt) string {
 	n := map[string]int{}
 	for _, c := range r.Cases {
