@@ -24,8 +24,8 @@ type attemptJSON struct {
 }
 
 func toAttempt(a domain.Attempt) attemptJSON {
-	return attemptJSON{ID: a.ID, Number: a.Number, Worker: a.Worker, ProviderKey: str(a.ProviderKey), ClaimedAt: a.ClaimedAt.UTC(),
-		BeganAt: utcp(a.BeganAt), SettledAt: utcp(a.SettledAt), Outcome: str(a.Outcome), Error: toErrorJSON(a.Error)}
+	return attemptJSON{ID: a.ID, Number: a.Number, Worker: a.Worker, ProviderKey: nullIfEmpty(a.ProviderKey), ClaimedAt: a.ClaimedAt.UTC(),
+		BeganAt: utcOrNil(a.BeganAt), SettledAt: utcOrNil(a.SettledAt), Outcome: nullIfEmpty(a.Outcome), Error: toErrorJSON(a.Error)}
 }
 
 type attemptList struct {

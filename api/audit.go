@@ -41,10 +41,10 @@ type actorJSON struct {
 
 func toAuditEvent(e domain.AuditEvent) auditEventJSON {
 	return auditEventJSON{ID: e.ID, Seq: e.Seq, At: e.At.UTC(),
-		Actor: actorJSON{Kind: e.Actor.Kind.String(), Name: e.Actor.Identity(), Namespace: str(e.Actor.Namespace),
-			Email: str(e.Actor.Email), Role: str(e.Actor.Role.String()), Issuer: str(e.Actor.Issuer), Subject: str(e.Actor.Subject)},
-		Action: e.Action, FromState: str(e.FromState), ToState: str(e.ToState), Reason: str(e.Reason),
-		Detail: object(e.Detail), RequestID: str(e.RequestID), PrevHash: e.PrevHash, Hash: e.Hash}
+		Actor: actorJSON{Kind: e.Actor.Kind.String(), Name: e.Actor.Identity(), Namespace: nullIfEmpty(e.Actor.Namespace),
+			Email: nullIfEmpty(e.Actor.Email), Role: nullIfEmpty(e.Actor.Role.String()), Issuer: nullIfEmpty(e.Actor.Issuer), Subject: nullIfEmpty(e.Actor.Subject)},
+		Action: e.Action, FromState: nullIfEmpty(e.FromState), ToState: nullIfEmpty(e.ToState), Reason: nullIfEmpty(e.Reason),
+		Detail: object(e.Detail), RequestID: nullIfEmpty(e.RequestID), PrevHash: e.PrevHash, Hash: e.Hash}
 }
 
 type timeline struct {

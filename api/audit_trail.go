@@ -73,10 +73,10 @@ func (s *server) listAudit(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	out := auditPage{Items: make([]auditRecordJSON, 0, len(evs)), NextCursor: str(next)}
+	out := auditPage{Items: make([]auditRecordJSON, 0, len(evs)), NextCursor: nullIfEmpty(next)}
 	for _, e := range evs {
 		out.Items = append(out.Items, auditRecordJSON{auditEventJSON: toAuditEvent(e), Stream: e.Stream,
-			OperationID: str(e.OperationID), Namespace: str(e.Namespace)})
+			OperationID: nullIfEmpty(e.OperationID), Namespace: nullIfEmpty(e.Namespace)})
 	}
 	s.render(c, http.StatusOK, out)
 }

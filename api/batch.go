@@ -97,6 +97,7 @@ func parseBatch(data []byte) (batchBody, error) {
 	return body, errs.err()
 }
 
+// batch applies (or previews) one decision to many operations.
 func (s *server) batch(c *gin.Context) {
 	b, ok := bind(s, c, parseBatch)
 	if !ok {
@@ -114,6 +115,12 @@ func (s *server) batch(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	s.render(c, http.StatusOK, toBatchResponse(res))
+}
+
+// toBatchResponse is the batch's answer: its counts, and per item the
+// outcome and, where there is one, the move and the refusal.
+func toBatchResponse(res domain.BatchResult) batchResponse {
 	out := batchResponse{BatchID: res.ID, Preview: res.Preview, Applied: res.Applied, Skipped: res.Skipped,
 		Items: make([]batchItemResultJSON, len(res.Items))}
 	for i, r := range res.Items {
@@ -130,7 +137,7 @@ func (s *server) batch(c *gin.Context) {
 		}
 		out.Items[i] = j
 	}
-	s.render(c, http.StatusOK, out)
+	return out
 }
 
 func nonEmpty(s string) *string {

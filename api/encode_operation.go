@@ -139,12 +139,12 @@ func appendOperation(b *bytes.Buffer, o *operationJSON, closed bool) error {
 	e.str(`,"state":`, o.State)
 	b.WriteString(`,"version":`)
 	appendInt(b, o.Version)
-	e.strp(`,"event_id":`, o.EventID)
-	e.strp(`,"source":`, o.Source)
-	e.strp(`,"correlation_id":`, o.CorrelationID)
-	e.strp(`,"caused_by":`, o.CausedBy)
-	e.strp(`,"supersedes":`, o.Supersedes)
-	e.strp(`,"superseded_by":`, o.SupersededBy)
+	e.strOrNull(`,"event_id":`, o.EventID)
+	e.strOrNull(`,"source":`, o.Source)
+	e.strOrNull(`,"correlation_id":`, o.CorrelationID)
+	e.strOrNull(`,"caused_by":`, o.CausedBy)
+	e.strOrNull(`,"supersedes":`, o.Supersedes)
+	e.strOrNull(`,"superseded_by":`, o.SupersededBy)
 	e.str(`,"fingerprint":`, o.Fingerprint)
 	b.WriteString(`,"content_version":`)
 	appendInt(b, int64(o.ContentVersion))
@@ -161,7 +161,7 @@ func appendOperation(b *bytes.Buffer, o *operationJSON, closed bool) error {
 		appendInt(b, int64(o.ContentBytes))
 	}
 	if o.ContentPurgedAt != nil {
-		e.timep(`,"content_purged_at":`, o.ContentPurgedAt)
+		e.timeOrNull(`,"content_purged_at":`, o.ContentPurgedAt)
 	}
 	b.WriteString(`,"approval":`)
 	if a := o.Approval; a == nil {
@@ -173,8 +173,8 @@ func appendOperation(b *bytes.Buffer, o *operationJSON, closed bool) error {
 		e.time(`,"at":`, a.At)
 		b.WriteByte('}')
 	}
-	e.strp(`,"provider_key":`, o.ProviderKey)
-	e.timep(`,"provider_key_first_sent_at":`, o.ProviderKeyFirstSentAt)
+	e.strOrNull(`,"provider_key":`, o.ProviderKey)
+	e.timeOrNull(`,"provider_key_first_sent_at":`, o.ProviderKeyFirstSentAt)
 	b.WriteString(`,"provider_key_content_version":`)
 	if v := o.ProviderKeyContentVersion; v == nil {
 		b.WriteString("null")
@@ -191,7 +191,7 @@ func appendOperation(b *bytes.Buffer, o *operationJSON, closed bool) error {
 		e.time(`,"expires_at":`, l.ExpiresAt)
 		b.WriteByte('}')
 	}
-	e.timep(`,"next_retry_at":`, o.NextRetryAt)
+	e.timeOrNull(`,"next_retry_at":`, o.NextRetryAt)
 	b.WriteString(`,"result":`)
 	if r := o.Result; r == nil {
 		b.WriteString("null")
@@ -210,7 +210,7 @@ func appendOperation(b *bytes.Buffer, o *operationJSON, closed bool) error {
 		e.str(`,"message":`, le.Message)
 		b.WriteByte('}')
 	}
-	e.strp(`,"assignee":`, o.Assignee)
+	e.strOrNull(`,"assignee":`, o.Assignee)
 	b.WriteString(`,"resolution":`)
 	if r := o.Resolution; r == nil {
 		b.WriteString("null")
@@ -246,7 +246,8 @@ func (e *opEncoder) str(name, v string) {
 	}
 }
 
-func (e *opEncoder) strp(name string, v *string) {
+// strOrNull writes *v, or null when v is nil.
+func (e *opEncoder) strOrNull(name string, v *string) {
 	if v == nil {
 		e.b.WriteString(name)
 		e.b.WriteString("null")
@@ -262,7 +263,8 @@ func (e *opEncoder) time(name string, t time.Time) {
 	}
 }
 
-func (e *opEncoder) timep(name string, t *time.Time) {
+// timeOrNull writes *t, or null when t is nil.
+func (e *opEncoder) timeOrNull(name string, t *time.Time) {
 	if t == nil {
 		e.b.WriteString(name)
 		e.b.WriteString("null")

@@ -63,7 +63,7 @@ func sameBytes(fast *int) func(*rapid.T) {
 func TestAppendOperation_typicalIsFast(t *testing.T) {
 	at := time.Date(2026, 12, 1, 21, 0, 0, 123456000, time.UTC)
 	op := &operationJSON{ID: "op_1", Namespace: "default", Key: "load_1:task", Type: "crm.task.create", State: "action_pending",
-		Version: 3, Fingerprint: "f", ContentVersion: 1, ContentSHA256: "abc", ProviderKey: str("pk"),
+		Version: 3, Fingerprint: "f", ContentVersion: 1, ContentSHA256: "abc", ProviderKey: nullIfEmpty("pk"),
 		Lease: &leaseJSON{Worker: "w", ExpiresAt: at}, CreatedAt: at, UpdatedAt: at,
 		Result: &resultJSON{Ref: "crm_1", Data: json.RawMessage(`{"a": 1, "b": [1, 2]}`)},
 		Links:  linksJSON{Self: "/v1/operations/op_1", Desk: "/desk/operations/op_1"}}

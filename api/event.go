@@ -47,7 +47,7 @@ type eventJSON struct {
 }
 
 func toEvent(r domain.EventResult) eventJSON {
-	return eventJSON{EventID: r.Event.EventID, Source: str(r.Event.Source), CorrelationID: str(r.Event.CorrelationID),
+	return eventJSON{EventID: r.Event.EventID, Source: nullIfEmpty(r.Event.Source), CorrelationID: nullIfEmpty(r.Event.CorrelationID),
 		ReceivedAt: r.Event.ReceivedAt.UTC(), Operations: toOperations(r.Operations)}
 }
 

@@ -69,18 +69,24 @@ func (s *server) executeRequest(c *gin.Context) (domain.Card, []byte, domain.Act
 		}
 		return card, body, actor, err
 	}
+	body, actor, err := s.signedBody(c, *card.ExecuteEndpoint.Signature)
+	return card, body, actor, err
+}
+
+// signedBody reads the body of a request to a card that asks for a
+// signature, and acts as the card's signer once the signature is verified.
+func (s *server) signedBody(c *gin.Context, sig domain.ExecuteSignature) ([]byte, domain.Actor, error) {
 	body, err := readBody(c, s.bodyLimit)
 	if err != nil {
-		return card, nil, domain.Actor{}, err
+		return nil, domain.Actor{}, err
 	}
-	sig := *card.ExecuteEndpoint.Signature
 	if !sig.Verify(body, s.getenv(sig.SecretEnv), c.GetHeader(sig.Header)) {
-		return card, nil, domain.Actor{}, domain.Errorf(domain.EUnauthenticated, "the %s signature of the body is missing or wrong", sig.Header)
+		return nil, domain.Actor{}, domain.Errorf(domain.EUnauthenticated, "the %s signature of the body is missing or wrong", sig.Header)
 	}
 	if s.executor == nil {
-		return card, nil, domain.Actor{}, domain.Errorf(domain.EUnavailable, "this server does not execute calls")
+		return nil, domain.Actor{}, domain.Errorf(domain.EUnavailable, "this server does not execute calls")
 	}
-	return card, body, sig.Actor(), nil
+	return body, sig.Actor(), nil
 }
 
 // answerExecution waits for the call this request started — at once with
@@ -91,19 +97,12 @@ func (s *server) executeRequest(c *gin.Context) (domain.Card, []byte, domain.Act
 func (s *server) answerExecution(c *gin.Context, card domain.Card, actor domain.Actor, run domain.ExecuteRun) {
 	async := strings.Contains(strings.ToLower(c.GetHeader("Prefer")), "respond-async")
 	if run.Done != nil && !async {
-		t := time.NewTimer(card.ExecuteEndpoint.WaitOrDefault())
-		select {
-		case <-run.Done:
-		case <-t.C:
-		case <-c.Request.Context().Done():
-		}
-		t.Stop()
+		waitForRun(c, run.Done, card.ExecuteEndpoint.WaitOrDefault())
 	}
 	op := run.Operation
 	if latest, err := s.ledger.Workflow.Get(c.Request.Context(), actor, op.ID); err == nil {
 		op = latest
 	}
-	self := "/v1/operations/" + op.ID
 	running := run.Done != nil && op.State.Leased()
 	switch {
 	case op.State == domain.Completed:
@@ -113,16 +112,7 @@ func (s *server) answerExecution(c *gin.Context, card domain.Card, actor domain.
 		s.render(c, http.StatusOK, toOperation(op, true))
 		return
 	case running || op.State == domain.FailedRetryable:
-		wait := 1
-		if op.NextRetryAt != nil {
-			wait = max(1, int(time.Until(*op.NextRetryAt).Seconds()+0.999))
-		}
-		if async {
-			c.Header("Preference-Applied", "respond-async")
-		}
-		c.Header("Location", self)
-		c.Header("Retry-After", strconv.Itoa(wait))
-		s.render(c, http.StatusAccepted, toOperation(op, true))
+		s.answerAccepted(c, op, async)
 		return
 	}
 	e := executeRefusal(op, run.Refused)
@@ -130,6 +120,34 @@ func (s *server) answerExecution(c *gin.Context, card domain.Card, actor domain.
 		c.Header("Retry-After", strconv.Itoa(e.RetryAfterSeconds))
 	}
 	s.fail(c, e)
+}
+
+// waitForRun waits until the call is done, wait has passed or the client
+// has gone, whichever comes first.
+func waitForRun(c *gin.Context, done <-chan struct{}, wait time.Duration) {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-c.Request.Context().Done():
+	}
+}
+
+// answerAccepted is the 202 for an operation Handoff is still at: where to
+// read it, and when, rounded up to whole seconds, its retry is due (one
+// second while its call runs).
+func (s *server) answerAccepted(c *gin.Context, op domain.Operation, async bool) {
+	wait := 1
+	if op.NextRetryAt != nil {
+		wait = max(1, int(time.Until(*op.NextRetryAt).Seconds()+0.999))
+	}
+	if async {
+		c.Header("Preference-Applied", "respond-async")
+	}
+	c.Header("Location", "/v1/operations/"+op.ID)
+	c.Header("Retry-After", strconv.Itoa(wait))
+	s.render(c, http.StatusAccepted, toOperation(op, true))
 }
 
 // executeRefusal is the problem for an operation this request cannot run
@@ -183,11 +201,11 @@ func toExecuteAdapter(c domain.Card) *executeAdapterJSON {
 	if a == nil {
 		return nil
 	}
-	out := &executeAdapterJSON{Method: a.Method, URL: a.URL, AuthEnv: str(a.AuthEnv), KeyHeader: str(a.ProviderKeyHeader()),
+	out := &executeAdapterJSON{Method: a.Method, URL: a.URL, AuthEnv: nullIfEmpty(a.AuthEnv), KeyHeader: nullIfEmpty(a.ProviderKeyHeader()),
 		Body: a.Body, Timeout: duration(a.RequestTimeout()), CompletedStatus: append([]int{}, a.CompletedStatus...),
 		CompletedRef: a.CompletedRef, FailedTerminalStatus: a.TerminalStatus, FailedRetryableStatus: a.RetryableStatus}
 	if e := c.ExecuteEndpoint; e != nil && e.Signature != nil {
-		out.Signature = str(e.Signature.Header)
+		out.Signature = nullIfEmpty(e.Signature.Header)
 	}
 	return out
 }

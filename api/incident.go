@@ -40,7 +40,7 @@ func toIncident(in domain.Incident) incidentJSON {
 	out := incidentJSON{ID: in.ID, Type: in.Type, Provider: in.Provider, ErrorClass: in.Error.Class, ErrorCode: in.Error.Code,
 		Message: in.Message, Namespaces: append([]string{}, in.Namespaces...), Status: string(in.Status), OpenItems: in.OpenItems,
 		TotalItems: in.TotalItems, States: []string{}, FirstSeen: in.FirstSeen.UTC(), LastSeen: in.LastSeen.UTC(),
-		AcknowledgedBy: str(in.AcknowledgedBy), AcknowledgedAt: utcp(in.AcknowledgedAt), Owner: str(in.Owner.Identity()),
+		AcknowledgedBy: nullIfEmpty(in.AcknowledgedBy), AcknowledgedAt: utcOrNil(in.AcknowledgedAt), Owner: nullIfEmpty(in.Owner.Identity()),
 		DeskPath: domain.IncidentPath(in.ID)}
 	for _, s := range in.States {
 		out.States = append(out.States, s.String())

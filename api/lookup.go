@@ -24,8 +24,8 @@ func toLookupAdapter(a *domain.LookupAdapter) *lookupAdapterJSON {
 	if a == nil {
 		return nil
 	}
-	out := &lookupAdapterJSON{Method: a.Method, URL: a.URL, AuthEnv: str(a.AuthEnv), FoundStatus: append([]int{}, a.Found.Status...),
-		Ref: a.Found.Ref, Key: str(a.Found.Key), WhenNonempty: str(a.Found.WhenNonempty), State: str(a.Found.State), DoneStates: append([]string{}, a.Found.DoneStates...),
+	out := &lookupAdapterJSON{Method: a.Method, URL: a.URL, AuthEnv: nullIfEmpty(a.AuthEnv), FoundStatus: append([]int{}, a.Found.Status...),
+		Ref: a.Found.Ref, Key: nullIfEmpty(a.Found.Key), WhenNonempty: nullIfEmpty(a.Found.WhenNonempty), State: nullIfEmpty(a.Found.State), DoneStates: append([]string{}, a.Found.DoneStates...),
 		Compare: []string{}, NotFoundStatus: append([]int{}, a.NotFoundStatus...), Window: duration(a.Window)}
 	for _, c := range a.Found.Compare {
 		out.Compare = append(out.Compare, c.Answer+" = "+c.Content)

@@ -15,7 +15,7 @@ func openAPIJSON(rs []route) ([]byte, error) {
 
 func openAPIDocument(rs []route) map[string]any {
 	set := schemaSet{}
-	set.of(reflect.TypeFor[problem](), false)
+	set.schemaOf(reflect.TypeFor[problem](), false)
 	paths := map[string]map[string]any{}
 	for _, r := range rs {
 		p := openAPIPath(r.Path)
@@ -70,7 +70,7 @@ func (set schemaSet) operation(r route) map[string]any {
 	}
 	if r.Body != nil {
 		op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
-			"application/json": map[string]any{"schema": set.of(reflect.TypeOf(r.Body), true)}}}
+			"application/json": map[string]any{"schema": set.schemaOf(reflect.TypeOf(r.Body), true)}}}
 	}
 	responses := map[string]any{}
 	for _, rep := range r.Replies {
@@ -107,7 +107,7 @@ func queryParam(q param) map[string]any {
 func (set schemaSet) reply(rep reply) map[string]any {
 	out := map[string]any{"description": rep.Desc}
 	if rep.Body != nil {
-		out["content"] = map[string]any{"application/json": map[string]any{"schema": set.of(reflect.TypeOf(rep.Body), false)}}
+		out["content"] = map[string]any{"application/json": map[string]any{"schema": set.schemaOf(reflect.TypeOf(rep.Body), false)}}
 	} else if rep.Media != "" {
 		out["content"] = map[string]any{rep.Media: map[string]any{"schema": map[string]any{"type": "string"}}}
 	}

@@ -26,7 +26,7 @@ func TestOpenAPI_described(t *testing.T) {
 // a bare "type: object" reads as "no members" to code generators.
 func TestOpenAPI_freeFormObjects(t *testing.T) {
 	set := schemaSet{}
-	set.of(reflect.TypeFor[registerRequest](), true)
+	set.schemaOf(reflect.TypeFor[registerRequest](), true)
 	content := set["RegisterRequest"].(map[string]any)["properties"].(map[string]any)["content"].(map[string]any)
 	if content["additionalProperties"] != true {
 		t.Errorf("RegisterRequest.content = %v, want additionalProperties: true", content)

@@ -88,19 +88,19 @@ type linksJSON struct {
 func toOperation(op domain.Operation, withContent bool) *operationJSON {
 	o := &operationJSON{
 		ID: op.ID, Namespace: op.Namespace, Key: op.Key, Type: op.Type, State: op.State.String(),
-		Version: op.Version, EventID: str(op.EventID), Source: str(op.Source), CorrelationID: str(op.CorrelationID),
-		CausedBy: str(op.CausedBy), Supersedes: str(op.Supersedes), SupersededBy: str(op.SupersededBy),
+		Version: op.Version, EventID: nullIfEmpty(op.EventID), Source: nullIfEmpty(op.Source), CorrelationID: nullIfEmpty(op.CorrelationID),
+		CausedBy: nullIfEmpty(op.CausedBy), Supersedes: nullIfEmpty(op.Supersedes), SupersededBy: nullIfEmpty(op.SupersededBy),
 		Fingerprint: op.Fingerprint, ContentVersion: op.ContentVersion, ContentSHA256: op.ContentSHA256,
-		ProviderKey: str(op.ProviderKey), ProviderKeyFirstSentAt: utcp(op.ProviderKeyFirstSentAt),
+		ProviderKey: nullIfEmpty(op.ProviderKey), ProviderKeyFirstSentAt: utcOrNil(op.ProviderKeyFirstSentAt),
 		ProviderKeyContentVersion: sentVersion(op),
-		Attempts:                  op.Attempts, NextRetryAt: utcp(op.NextRetryAt), Result: toResult(op.Result),
-		Assignee: str(op.Assignee), CreatedAt: op.CreatedAt.UTC(), UpdatedAt: op.UpdatedAt.UTC(),
+		Attempts:                  op.Attempts, NextRetryAt: utcOrNil(op.NextRetryAt), Result: toResult(op.Result),
+		Assignee: nullIfEmpty(op.Assignee), CreatedAt: op.CreatedAt.UTC(), UpdatedAt: op.UpdatedAt.UTC(),
 		Links: linksJSON{Self: "/v1/operations/" + op.ID, Desk: domain.DeskPath(op.ID)},
 	}
 	if withContent {
 		o.Content = op.Content // empty once purged: omitted
 	}
-	o.ContentPurgedAt = utcp(op.ContentPurgedAt)
+	o.ContentPurgedAt = utcOrNil(op.ContentPurgedAt)
 	o.ContentHidden, o.ContentBytes = op.ContentHidden, op.ContentBytes
 	if a := op.Approval; a != nil {
 		o.Approval = &approvalJSON{ContentVersion: a.ContentVersion, By: a.By, At: a.At.UTC()}
@@ -137,15 +137,16 @@ func toOperations(ops []domain.Operation) []*operationJSON {
 	return out
 }
 
-// str renders "" as null.
-func str(s string) *string {
+// nullIfEmpty renders "" as null.
+func nullIfEmpty(s string) *string {
 	if s == "" {
 		return nil
 	}
 	return &s
 }
 
-func utcp(t *time.Time) *time.Time {
+// utcOrNil is t in UTC, or nil.
+func utcOrNil(t *time.Time) *time.Time {
 	if t == nil {
 		return nil
 	}
@@ -178,7 +179,7 @@ func (s *server) listOperations(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.render(c, 200, operationList{Items: toOperations(ops), NextCursor: str(next)})
+	s.render(c, 200, operationList{Items: toOperations(ops), NextCursor: nullIfEmpty(next)})
 }
 
 // sentVersion is the content version the provider key was first sent

@@ -108,8 +108,8 @@ var patterns = map[string]string{"key": `^[A-Za-z0-9._:/@+=-]{1,255}$`}
 // schemaSet accumulates components/schemas while schemas are derived.
 type schemaSet map[string]any
 
-// of returns the schema of t; request selects the request rules.
-func (set schemaSet) of(t reflect.Type, request bool) map[string]any {
+// schemaOf returns the schema of t; request selects the request rules.
+func (set schemaSet) schemaOf(t reflect.Type, request bool) map[string]any {
 	if c, ok := components[t]; ok {
 		if _, done := set[c.name]; !done {
 			set[c.name] = map[string]any{} // placeholder: breaks cycles
@@ -125,7 +125,7 @@ func (set schemaSet) of(t reflect.Type, request bool) map[string]any {
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		return nullable(set.of(t.Elem(), request))
+		return nullable(set.schemaOf(t.Elem(), request))
 	case reflect.String:
 		return map[string]any{"type": "string"}
 	case reflect.Bool:
@@ -133,7 +133,7 @@ func (set schemaSet) of(t reflect.Type, request bool) map[string]any {
 	case reflect.Int, reflect.Int64, reflect.Int32:
 		return map[string]any{"type": "integer"}
 	case reflect.Slice:
-		return map[string]any{"type": "array", "items": set.of(t.Elem(), request)}
+		return map[string]any{"type": "array", "items": set.schemaOf(t.Elem(), request)}
 	case reflect.Map:
 		return freeForm()
 	case reflect.Struct:
@@ -199,7 +199,7 @@ func (set schemaSet) field(t reflect.Type, tag map[string]string, request bool) 
 	case tag["string"] != "":
 		s = map[string]any{"type": "string"}
 	default:
-		s = set.of(t, request)
+		s = set.schemaOf(t, request)
 	}
 	if tag["nullable"] != "" {
 		s = nullable(s)

@@ -77,7 +77,7 @@ func toDests(ds []domain.Destination) []destJSON {
 		if u, err := url.Parse(d.URL); err == nil {
 			host = u.Host
 		}
-		out = append(out, destJSON{Host: host, Format: d.Format, SecretEnv: str(d.SecretEnv), Unsigned: d.Unsigned,
+		out = append(out, destJSON{Host: host, Format: d.Format, SecretEnv: nullIfEmpty(d.SecretEnv), Unsigned: d.Unsigned,
 			SeesHiddenContent: d.SeesHiddenContent})
 	}
 	return out
@@ -112,19 +112,19 @@ type retryJSON struct {
 func toCard(c domain.Card) cardJSON {
 	return cardJSON{Name: c.Name, Description: c.Description, SideEffect: c.SideEffect, Provider: c.Provider,
 		ProviderIdempotency: c.ProviderIdempotency.String(), ProviderKeyRetention: duration(c.ProviderKeyRetention),
-		Lookup: c.Lookup.String(), LookupURL: str(c.LookupURL), LookupAuthoritative: c.LookupAuthoritative,
+		Lookup: c.Lookup.String(), LookupURL: nullIfEmpty(c.LookupURL), LookupAuthoritative: c.LookupAuthoritative,
 		RequiresApproval: c.RequiresApproval,
 		Retry: retryJSON{MaxAttempts: c.Retry.MaxAttempts, MaxElapsed: duration(c.Retry.MaxElapsed),
 			Backoff: duration(c.Retry.Backoff), BackoffMax: duration(c.Retry.BackoffMax)},
 		Retryable: classes(c.Retryable), Terminal: classes(c.Terminal), Lease: duration(c.Lease), CallTimeout: duration(c.CallTimeoutOrDefault()),
-		Owner: str(c.Owner), Unverified: append([]string{}, c.Unverified...),
-		RetryLayer: c.Retrier().String(), ReconciliationOwner: str(c.ReconciliationOwner), IDRule: str(c.IDRule),
+		Owner: nullIfEmpty(c.Owner), Unverified: append([]string{}, c.Unverified...),
+		RetryLayer: c.Retrier().String(), ReconciliationOwner: nullIfEmpty(c.ReconciliationOwner), IDRule: nullIfEmpty(c.IDRule),
 		AutomaticResend:    c.DedupesByKey() && c.AutoResendOff() == "" && c.Retrier() == domain.RetryByHandoff,
-		AutomaticResendOff: str(c.AutoResendOff()),
+		AutomaticResendOff: nullIfEmpty(c.AutoResendOff()),
 		Drill:              drillJSON{Adapter: c.Drill.Adapter, Idempotency: c.DrillIdempotency(), Lookup: c.DrillLookup()},
-		Receipts:           str(c.Receipts), Version: c.Version, SHA256: c.SHA256,
+		Receipts:           nullIfEmpty(c.Receipts), Version: c.Version, SHA256: c.SHA256,
 		LookupAdapter: toLookupAdapter(c.LookupAdapter), ExecuteAdapter: toExecuteAdapter(c),
-		KeyPattern: str(c.KeyPattern), Summary: nonNil(c.Summary), Twins: twins(c), ProviderConcurrency: c.Concurrency(),
+		KeyPattern: nullIfEmpty(c.KeyPattern), Summary: nonNil(c.Summary), Twins: twins(c), ProviderConcurrency: c.Concurrency(),
 		ContentVisibleTo: visibleTo(c), Notify: toDests(c.Destinations()), EscalateAfter: optDuration(c.EscalateAfter),
 		Escalate: toDests(c.Escalate), NotifyIncludeData: c.NotifyIncludeData,
 		Identity: append([]string{}, c.Identity...), Echo: toEcho(c.Echo)}
@@ -141,14 +141,14 @@ func visibleTo(c domain.Card) *string {
 	if c.ContentVisibleTo == (domain.Role{}) {
 		return nil
 	}
-	return str(c.ContentVisibleTo.String())
+	return nullIfEmpty(c.ContentVisibleTo.String())
 }
 
 func optDuration(d time.Duration) *string {
 	if d == 0 {
 		return nil
 	}
-	return str(duration(d))
+	return nullIfEmpty(duration(d))
 }
 
 func classes(cs []domain.ErrorClass) []string {

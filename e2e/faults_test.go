@@ -240,8 +240,8 @@ func namedDatabase(t *testing.T) (app, dbURL string) {
 // killBackends terminates every backend named app, every interval, until
 // the returned stop is called; stop reports how many it killed. With a
 // progress count (not nil) it strikes only once the count has moved since
-// its last strike: where opening a connection takes most of an interval
-// (20 ms on a loaded machine), a strike every interval kills every
+// its last strike: where opening a connection takes most of an interval,
+// as it can on a loaded machine, a strike every interval kills every
 // connection before its first statement, nothing ever completes, and the
 // test tests nothing.
 func killBackends(t *testing.T, app string, every time.Duration, progress func() int64) *backendKiller {

@@ -19,7 +19,7 @@ func (p *Proxy) answer(c *call, op client.Operation, err error) *sdk.CallToolRes
 	if errors.As(err, &pe) && pe.Operation != nil && op.ID == "" {
 		op = *pe.Operation
 	}
-	meta := map[string]any{"key": c.key, "type": c.r.guard.Type}
+	meta := map[string]any{"key": c.key, "type": c.route.guard.Type}
 	if op.ID != "" {
 		meta["operation"], meta["state"], meta["desk_url"] = op.ID, op.State, p.deskURL(op)
 	}
@@ -34,7 +34,7 @@ func (p *Proxy) answer(c *call, op client.Operation, err error) *sdk.CallToolRes
 		}
 		return errorResult(fmt.Sprintf("Conflict: operation %s (key %s) was already recorded with other arguments (%s). "+
 			"Handoff refuses to run the same action with different content; if this is a new action it needs other key arguments (%s).",
-			op.ID, c.key, strings.Join(c.r.guard.Content, ", "), keyArgs(c.r.guard)), meta)
+			op.ID, c.key, strings.Join(c.route.guard.Content, ", "), keyArgs(c.route.guard)), meta)
 	case pe != nil && op.State == "" && c.executed == nil:
 		return errorResult(fmt.Sprintf("Handoff refused the call; it was not made: %s", pe.Error()), meta)
 	case err != nil && c.executed == nil && c.failure == "":
@@ -61,7 +61,7 @@ func (p *Proxy) completed(c *call, op client.Operation, meta map[string]any) *sd
 	if c.executed != nil {
 		meta["replayed"] = false
 		res := *c.executed
-		if diff := differs(c.r.guard, c.sent, c.snapshot); len(diff) > 0 {
+		if diff := differs(c.route.guard, c.sent, c.snapshot); len(diff) > 0 {
 			meta["approved_snapshot"] = true
 			note := fmt.Sprintf("Handoff ran the approved snapshot of operation %s (content version %d), not the arguments of this call: %s differed. "+
 				"The result below is for the approved arguments.", op.ID, op.ContentVersion, strings.Join(diff, ", "))
@@ -82,14 +82,14 @@ func (p *Proxy) completed(c *call, op client.Operation, meta map[string]any) *sd
 		if op.Result != nil {
 			ref = op.Result.Ref
 			if len(op.Result.Data) > 0 && string(op.Result.Data) != "null" {
-				data = " Recorded data: " + cut(string(op.Result.Data), 4000)
+				data = " Recorded data: " + truncate(string(op.Result.Data), 4000)
 			}
 		}
 		res = &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{
 			Text: fmt.Sprintf("This call already happened: a person confirmed that operation %s executed (reference %s).%s", op.ID, ref, data)}}}
 		meta["confirmed_by_person"] = true
 	}
-	if c.r.tool.OutputSchema != nil && res.StructuredContent == nil {
+	if c.route.tool.OutputSchema != nil && res.StructuredContent == nil {
 		// The tool promises structured output that this replay cannot give:
 		// an error result keeps clients that check it from failing — and the
 		// text still says it happened, so the agent does not call again.
@@ -110,7 +110,7 @@ func (p *Proxy) handedOff(c *call, op client.Operation, meta map[string]any) *sd
 	msg := fmt.Sprintf("Operation %s (%s, key %s): %s (%s). A person is reconciling it at %s. "+
 		"Do NOT retry this under a new key or with changed arguments: that could do it twice. "+
 		"Calling again with the same arguments is safe and returns the outcome once the person has decided.",
-		op.ID, c.r.guard.Type, c.key, what, lastError(c, op), p.deskURL(op))
+		op.ID, c.route.guard.Type, c.key, what, lastError(c, op), p.deskURL(op))
 	meta["handed_off"] = true
 	return withUpstream(errorResult(msg, meta), c.executed)
 }
@@ -134,7 +134,7 @@ func (p *Proxy) notClaimable(c *call, op client.Operation, reason string, meta m
 		meta["approval_pending"] = true
 		return errorResult(fmt.Sprintf("Approval pending: operation %s (%s) needs a person's approval before it runs; nothing was executed. "+
 			"It is at %s. Call again with the same arguments after approval; the approved arguments are what will run.",
-			op.ID, c.r.guard.Type, p.deskURL(op)), meta)
+			op.ID, c.route.guard.Type, p.deskURL(op)), meta)
 	case "handed_off":
 		return p.handedOff(c, op, meta)
 	case "cancelled":

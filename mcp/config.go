@@ -47,15 +47,15 @@ type UpstreamConfig struct {
 	PassTimeout string       `yaml:"pass_timeout"`
 	Tools       []ToolConfig `yaml:"tools"`
 
-	passTimeoutD time.Duration
+	parsedPassTimeout time.Duration
 }
 
 // defaultPassTimeout bounds a passed-through call when the file says nothing.
 const defaultPassTimeout = 30 * time.Second
 
 func (u *UpstreamConfig) passTimeout() time.Duration {
-	if u.passTimeoutD > 0 {
-		return u.passTimeoutD
+	if u.parsedPassTimeout > 0 {
+		return u.parsedPassTimeout
 	}
 	return defaultPassTimeout
 }
@@ -181,7 +181,7 @@ func (c *Config) check() error {
 			if err != nil || d <= 0 {
 				return bad(where, "pass_timeout", "%q is not a positive duration such as 20s", u.PassTimeout)
 			}
-			c.Upstreams[i].passTimeoutD = d
+			c.Upstreams[i].parsedPassTimeout = d
 		}
 		seen[u.Name] = true
 		tools := map[string]bool{}

@@ -22,10 +22,10 @@ const maxStoredResult = 32 << 10
 
 // call is one guarded tool call on its way through the ledger.
 type call struct {
-	r    *route
-	args arguments
-	key  string
-	sent map[string]json.RawMessage // the content this call carries
+	route *route
+	args  arguments
+	key   string
+	sent  map[string]json.RawMessage // the content this call carries
 
 	executed *sdk.CallToolResult        // the upstream's answer, when this call ran it
 	snapshot map[string]json.RawMessage // the content that ran: the claimed, approved snapshot
@@ -41,26 +41,26 @@ func (p *Proxy) guarded(ctx context.Context, req *sdk.CallToolRequest, r *route)
 	if err != nil {
 		return errorResult(err.Error(), nil)
 	}
-	key, err := deriveKey(r.up.cfg.Name, r.guard, args)
+	key, err := deriveKey(r.upstream.cfg.Name, r.guard, args)
 	if err != nil {
 		return errorResult(err.Error(), nil)
 	}
-	c := &call{r: r, args: args, key: key, sent: content(r.guard, args)}
-	if err := r.up.ready(ctx); err != nil {
+	c := &call{route: r, args: args, key: key, sent: content(r.guard, args)}
+	if err := r.upstream.ready(ctx); err != nil {
 		// Nothing is recorded or sent: the agent may simply call again.
-		return errorResult(fmt.Sprintf("The upstream %q is unreachable; the call was not made. Retry it with the same arguments. (%v)", r.up.cfg.Name, err), nil)
+		return errorResult(fmt.Sprintf("The upstream %q is unreachable; the call was not made. Retry it with the same arguments. (%v)", r.upstream.cfg.Name, err), nil)
 	}
 	cr := client.Request{Key: key, Type: r.guard.Type, Content: c.sent, LeaseSeconds: r.lease,
-		Source: fmt.Sprintf("mcp %s/%s", r.up.cfg.Name, r.tool.Name), Worker: worker(req, r)}
-	op, err := p.hc.Do(ctx, cr, c.run)
+		Source: fmt.Sprintf("mcp %s/%s", r.upstream.cfg.Name, r.tool.Name), Worker: worker(req, r)}
+	op, err := p.handoff.Do(ctx, cr, c.run)
 	var pe *client.Problem
 	if errors.As(err, &pe) && pe.Code == "fingerprint_mismatch" && pe.Operation != nil && r.requiresApproval &&
 		pe.Operation.Approval != nil && (pe.Operation.State == "received" || pe.Operation.State == "failed_retryable") {
 		// An approved snapshot waits under this key: it is what runs, whatever
 		// the agent sends now (content is never regenerated on a retry).
-		op, err = p.hc.Resume(ctx, pe.Operation.ID, cr, c.run)
+		op, err = p.handoff.Resume(ctx, pe.Operation.ID, cr, c.run)
 	}
-	p.log.Info("mcp call", "tool", r.tool.Name, "upstream", r.up.cfg.Name, "key", key, "operation", op.ID, "state", op.State, "err", err)
+	p.log.Info("mcp call", "tool", r.tool.Name, "upstream", r.upstream.cfg.Name, "key", key, "operation", op.ID, "state", op.State, "err", err)
 	return p.answer(c, op, err)
 }
 
@@ -69,13 +69,13 @@ func (c *call) run(ctx context.Context, claim client.Claim) (client.Result, erro
 	if err := claim.ContentInto(&c.snapshot); err != nil {
 		return client.Result{}, &client.ProviderError{Class: "config", Message: "the claimed content is not an object"}
 	}
-	cctx, cancel := context.WithTimeout(ctx, c.r.timeout)
+	cctx, cancel := context.WithTimeout(ctx, c.route.timeout)
 	defer cancel()
-	res, err := c.r.up.call(cctx, c.r.tool.Name, upstreamArguments(c.r.guard, c.args, c.snapshot, c.r.stripKey))
+	res, err := c.route.upstream.call(cctx, c.route.tool.Name, upstreamArguments(c.route.guard, c.args, c.snapshot, c.route.stripKey))
 	var wire *jsonrpc.Error
 	switch {
 	case err != nil && cctx.Err() != nil && ctx.Err() == nil:
-		c.failure = fmt.Sprintf("the upstream did not answer within %s", c.r.timeout)
+		c.failure = fmt.Sprintf("the upstream did not answer within %s", c.route.timeout)
 		return client.Result{}, &client.ProviderError{Class: "timeout", Message: c.failure}
 	case errors.As(err, &wire) && (wire.Code == jsonrpc.CodeInvalidParams || wire.Code == jsonrpc.CodeMethodNotFound):
 		// The upstream refused the request itself: the tool did not run.
@@ -88,7 +88,7 @@ func (c *call) run(ctx context.Context, claim client.Claim) (client.Result, erro
 	c.executed = res
 	if res.IsError {
 		msg := text(res)
-		return client.Result{}, &client.ProviderError{Class: c.r.guard.classify(msg), Message: cut(msg, 2000)}
+		return client.Result{}, &client.ProviderError{Class: c.route.guard.classify(msg), Message: truncate(msg, 2000)}
 	}
 	data, ref := stored(res)
 	return client.Result{Ref: ref, Data: data}, nil
@@ -112,7 +112,7 @@ func stored(res *sdk.CallToolResult) (json.RawMessage, string) {
 	ref := "mcp-result:" + hex.EncodeToString(sum[:12])
 	s := storedResult{Result: raw}
 	if len(raw) > maxStoredResult {
-		s.Result, _ = json.Marshal(&sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: cut(text(res), maxStoredResult/2)}}})
+		s.Result, _ = json.Marshal(&sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: truncate(text(res), maxStoredResult/2)}}})
 		s.Truncated = true
 	}
 	data, _ := json.Marshal(s)
@@ -129,10 +129,10 @@ func worker(req *sdk.CallToolRequest, r *route) string {
 			who += "/" + info.ClientInfo.Version
 		}
 	}
-	return cut(strings.ReplaceAll(fmt.Sprintf("mcp %s via %s/%s", who, r.up.cfg.Name, r.tool.Name), "\x00", ""), 200)
+	return truncate(strings.ReplaceAll(fmt.Sprintf("mcp %s via %s/%s", who, r.upstream.cfg.Name, r.tool.Name), "\x00", ""), 200)
 }
 
-func cut(s string, n int) string {
+func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -23,7 +23,7 @@ import (
 // passed through, guarded by the ledger, or refused.
 type Proxy struct {
 	cfg       *Config
-	hc        *client.Client
+	handoff   *client.Client
 	upstreams []*upstream
 	routes    map[string]*route
 	server    *sdk.Server
@@ -32,10 +32,10 @@ type Proxy struct {
 
 // route is how one exposed tool is answered.
 type route struct {
-	up      *upstream
-	tool    *sdk.Tool   // as the upstream listed it
-	guard   *ToolConfig // nil: passed through
-	refused string      // non-empty: why calls are refused
+	upstream *upstream
+	tool     *sdk.Tool   // as the upstream listed it
+	guard    *ToolConfig // nil: passed through
+	refused  string      // non-empty: why calls are refused
 
 	lease            int           // the card's lease, in seconds
 	timeout          time.Duration // how long the upstream may take
@@ -57,7 +57,7 @@ func New(ctx context.Context, cfg *Config, token, version string, log *slog.Logg
 	if token == "" {
 		return nil, fmt.Errorf("%s: handoff: token_env: $%s is empty; create a workflow token with `handoff token create`", cfg.file, cfg.tokenEnv())
 	}
-	p := &Proxy{cfg: cfg, hc: client.New(cfg.url(), token), routes: map[string]*route{}, log: log}
+	p := &Proxy{cfg: cfg, handoff: client.New(cfg.url(), token), routes: map[string]*route{}, log: log}
 	impl := &sdk.Implementation{Name: "handoff-mcp", Version: version}
 	for _, uc := range cfg.Upstreams {
 		u, err := connectUpstream(ctx, uc, impl, cfg.tokenEnv())
@@ -110,9 +110,9 @@ func (p *Proxy) addRoutes(ctx context.Context, u *upstream) error {
 	}
 	for _, t := range u.tools {
 		if other, taken := p.routes[t.Name]; taken {
-			return fmt.Errorf("%s: upstreams %q and %q both list a tool %q", p.cfg.file, other.up.cfg.Name, u.cfg.Name, t.Name)
+			return fmt.Errorf("%s: upstreams %q and %q both list a tool %q", p.cfg.file, other.upstream.cfg.Name, u.cfg.Name, t.Name)
 		}
-		r := &route{up: u, tool: t, guard: guarded[t.Name]}
+		r := &route{upstream: u, tool: t, guard: guarded[t.Name]}
 		switch {
 		case r.guard != nil:
 			if err := p.loadCard(ctx, r); err != nil {
@@ -135,9 +135,9 @@ func (p *Proxy) addRoutes(ctx context.Context, u *upstream) error {
 // loadCard reads the tool's operation type from the server: its lease is
 // the default timeout of the upstream call.
 func (p *Proxy) loadCard(ctx context.Context, r *route) error {
-	where := fmt.Sprintf("upstream %q, tool %q", r.up.cfg.Name, r.guard.Name)
+	where := fmt.Sprintf("upstream %q, tool %q", r.upstream.cfg.Name, r.guard.Name)
 	var c card
-	if err := p.hc.Call(ctx, http.MethodGet, "/v1/operation-types/"+url.PathEscape(r.guard.Type), nil, &c); err != nil {
+	if err := p.handoff.Call(ctx, http.MethodGet, "/v1/operation-types/"+url.PathEscape(r.guard.Type), nil, &c); err != nil {
 		if client.IsCode(err, "not_found") || client.IsCode(err, "unknown_type") {
 			return &configError{p.cfg.file, where, "type", fmt.Sprintf("the Handoff server has no operation type %q", r.guard.Type)}
 		}
@@ -227,18 +227,18 @@ func (p *Proxy) handler(r *route) sdk.ToolHandler {
 
 // passThrough calls an unguarded tool within the upstream's pass timeout.
 func (p *Proxy) passThrough(ctx context.Context, req *sdk.CallToolRequest, r *route) (*sdk.CallToolResult, error) {
-	if err := r.up.ready(ctx); err != nil {
-		return errorResult(fmt.Sprintf("The upstream %q is unreachable; the call was not made: %v", r.up.cfg.Name, err), nil), nil
+	if err := r.upstream.ready(ctx); err != nil {
+		return errorResult(fmt.Sprintf("The upstream %q is unreachable; the call was not made: %v", r.upstream.cfg.Name, err), nil), nil
 	}
-	cctx, cancel := context.WithTimeout(ctx, r.up.cfg.passTimeout())
+	cctx, cancel := context.WithTimeout(ctx, r.upstream.cfg.passTimeout())
 	defer cancel()
-	res, err := r.up.call(cctx, r.tool.Name, req.Params.Arguments)
+	res, err := r.upstream.call(cctx, r.tool.Name, req.Params.Arguments)
 	var wire *jsonrpc.Error
 	switch {
 	case err != nil && cctx.Err() != nil && ctx.Err() == nil:
-		return errorResult(fmt.Sprintf("The upstream %q did not answer within %s.", r.up.cfg.Name, r.up.cfg.passTimeout()), nil), nil
+		return errorResult(fmt.Sprintf("The upstream %q did not answer within %s.", r.upstream.cfg.Name, r.upstream.cfg.passTimeout()), nil), nil
 	case err != nil && !errors.As(err, &wire): // the upstream's own refusals are forwarded as they are
-		return errorResult(fmt.Sprintf("The upstream %q did not answer: %v", r.up.cfg.Name, err), nil), nil
+		return errorResult(fmt.Sprintf("The upstream %q did not answer: %v", r.upstream.cfg.Name, err), nil), nil
 	}
 	return res, err
 }

@@ -16,24 +16,24 @@ import (
 
 // upstream is a connected upstream MCP server and the tools it listed.
 type upstream struct {
-	cfg  UpstreamConfig
-	impl *sdk.Implementation
+	cfg        UpstreamConfig
+	clientInfo *sdk.Implementation
 	// withhold names the variable with Handoff's token: never passed on.
 	withhold string
 	mu       sync.Mutex
-	sess     *sdk.ClientSession
+	session  *sdk.ClientSession
 	tools    []*sdk.Tool
 }
 
 // connectUpstream starts or reaches the upstream and lists its tools; an
 // upstream that cannot be reached is named in the error.
 func connectUpstream(ctx context.Context, cfg UpstreamConfig, impl *sdk.Implementation, withhold string) (*upstream, error) {
-	u := &upstream{cfg: cfg, impl: impl, withhold: withhold}
+	u := &upstream{cfg: cfg, clientInfo: impl, withhold: withhold}
 	if err := u.connect(ctx); err != nil {
 		return nil, err
 	}
 	var tools []*sdk.Tool
-	for t, err := range u.sess.Tools(ctx, nil) {
+	for t, err := range u.session.Tools(ctx, nil) {
 		if err != nil {
 			u.close()
 			return nil, fmt.Errorf("upstream %q: listing tools: %w", cfg.Name, err)
@@ -55,7 +55,7 @@ func (u *upstream) connect(ctx context.Context) error {
 		t = &sdk.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: &http.Client{}, MaxRetries: 1,
 			DisableStandaloneSSE: true}
 	}
-	sess, err := sdk.NewClient(u.impl, nil).Connect(ctx, t, nil)
+	sess, err := sdk.NewClient(u.clientInfo, nil).Connect(ctx, t, nil)
 	if err != nil {
 		what := u.cfg.URL
 		if what == "" {
@@ -64,7 +64,7 @@ func (u *upstream) connect(ctx context.Context) error {
 		return fmt.Errorf("upstream %q (%s) is unreachable: %w", u.cfg.Name, what, err)
 	}
 	u.mu.Lock()
-	u.sess = sess
+	u.session = sess
 	u.mu.Unlock()
 	return nil
 }
@@ -78,7 +78,7 @@ const pingTimeout = 5 * time.Second
 // nothing has been sent, so the call that follows is not lost in doubt.
 func (u *upstream) ready(ctx context.Context) error {
 	u.mu.Lock()
-	sess := u.sess
+	sess := u.session
 	u.mu.Unlock()
 	if sess != nil {
 		pctx, cancel := context.WithTimeout(ctx, pingTimeout)
@@ -91,8 +91,8 @@ func (u *upstream) ready(ctx context.Context) error {
 			return ctx.Err()
 		}
 		u.mu.Lock()
-		if u.sess == sess {
-			u.sess = nil
+		if u.session == sess {
+			u.session = nil
 			_ = sess.Close()
 		}
 		u.mu.Unlock()
@@ -106,7 +106,7 @@ func (u *upstream) ready(ctx context.Context) error {
 // nobody can know whether the upstream acted before it went away.
 func (u *upstream) call(ctx context.Context, name string, args any) (*sdk.CallToolResult, error) {
 	u.mu.Lock()
-	sess := u.sess
+	sess := u.session
 	u.mu.Unlock()
 	if sess == nil {
 		if err := u.connect(ctx); err != nil {
@@ -118,8 +118,8 @@ func (u *upstream) call(ctx context.Context, name string, args any) (*sdk.CallTo
 	var wire *jsonrpc.Error
 	if err != nil && ctx.Err() == nil && !errors.As(err, &wire) { // not an answer: the connection is gone
 		u.mu.Lock()
-		if u.sess == sess {
-			u.sess = nil
+		if u.session == sess {
+			u.session = nil
 			_ = sess.Close()
 		}
 		u.mu.Unlock()
@@ -130,8 +130,8 @@ func (u *upstream) call(ctx context.Context, name string, args any) (*sdk.CallTo
 func (u *upstream) close() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.sess != nil {
-		_ = u.sess.Close()
-		u.sess = nil
+	if u.session != nil {
+		_ = u.session.Close()
+		u.session = nil
 	}
 }

@@ -131,23 +131,30 @@ func (s *server) decide(c *gin.Context, errs []domain.FieldError, call func(cont
 		err = call(ctx)
 	}
 	if err == nil {
-		back := returnTo(c, domain.DeskPath(c.Param("id")))
-		if back == domain.DeskPath(c.Param("id")) {
-			s.setFlash(c, flash{Op: c.Param("id"), Done: recorded(c)})
-			back = pages.ItemURL(c.Param("id"), fromOf(c)) // "next item" keeps the list's filter
-		}
-		c.Redirect(http.StatusSeeOther, back)
+		s.decided(c)
 		return
 	}
+	s.refused(c, err)
+}
+
+// decided returns to where the decision was taken, the item with a flash
+// of what was recorded.
+func (s *server) decided(c *gin.Context) {
+	back := returnTo(c, domain.DeskPath(c.Param("id")))
+	if back == domain.DeskPath(c.Param("id")) {
+		s.setFlash(c, flash{Op: c.Param("id"), Done: recorded(c)})
+		back = pages.ItemURL(c.Param("id"), fromOf(c)) // "next item" keeps the list's filter
+	}
+	c.Redirect(http.StatusSeeOther, back)
+}
+
+// refused returns to the item (or a stale Take's list) with a flash of why
+// the decision was refused and what was typed, or shows the item at once
+// when there is none or the flash would not fit a cookie.
+func (s *server) refused(c *gin.Context, err error) {
 	e := domain.AsError(err)
 	status := statusOf(e.Code)
-	p := pages.Problem{Conflict: e.Code == domain.EVersionConflict, Message: s.message(c, err)}
-	if p.Fields = fieldLines(e.Fields); len(p.Fields) > 0 {
-		p.Message = fieldsMessage(len(p.Fields)) // the fields say what; the message does not repeat them
-	}
-	if p.Conflict {
-		p.Changes = changeSentences(e.Changes, time.Now())
-	}
+	p := s.refusalProblem(c, e, err)
 	id := c.Param("id")
 	if e.Code == domain.ENotFound {
 		// No operation to return to: the refusal is the page.
@@ -168,6 +175,19 @@ func (s *server) decide(c *gin.Context, errs []domain.FieldError, call func(cont
 		return
 	}
 	s.showOperation(c, status, p, f.Draft) // too much typed to keep in a cookie: shown here
+}
+
+// refusalProblem is what the page says of a refused decision: the fields
+// at fault, or the message, and for a conflict what changed meanwhile.
+func (s *server) refusalProblem(c *gin.Context, e *domain.Error, err error) pages.Problem {
+	p := pages.Problem{Conflict: e.Code == domain.EVersionConflict, Message: s.message(c, err)}
+	if p.Fields = fieldLines(e.Fields); len(p.Fields) > 0 {
+		p.Message = fieldsMessage(len(p.Fields)) // the fields say what; the message does not repeat them
+	}
+	if p.Conflict {
+		p.Changes = changeSentences(e.Changes, time.Now())
+	}
+	return p
 }
 
 // expectedVersion reads the version of the operation the person saw. It is

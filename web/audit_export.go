@@ -19,16 +19,7 @@ func (s *server) auditExport(c *gin.Context) {
 	format := c.DefaultQuery("format", audit.FormatCSV)
 	person := me(c)
 	trail := audit.OfLedger(s.ledger)
-	var err error
-	switch {
-	case len(errs) > 0:
-		err = domain.Invalid(errs...)
-	case !audit.MayExport(person):
-		err = domain.Errorf(domain.EForbidden, "exporting the audit trail needs the auditor or admin role")
-	case format != audit.FormatCSV && format != audit.FormatJSONL:
-		err = domain.Invalid(domain.FieldError{Field: "format", Message: "must be csv or jsonl"})
-	}
-	if err != nil {
+	if err := exportRefusal(errs, person, format); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -46,4 +37,19 @@ func (s *server) auditExport(c *gin.Context) {
 	if err != nil { // the status is sent: say so in the log; the file's last line will not verify
 		s.log.ErrorContext(c.Request.Context(), "audit export failed", "err", err)
 	}
+}
+
+// exportRefusal is why the export cannot start: a filter that cannot be
+// read, a person who may not export, or a format other than CSV and JSONL;
+// nil when it can.
+func exportRefusal(errs []domain.FieldError, person domain.Actor, format string) error {
+	switch {
+	case len(errs) > 0:
+		return domain.Invalid(errs...)
+	case !audit.MayExport(person):
+		return domain.Errorf(domain.EForbidden, "exporting the audit trail needs the auditor or admin role")
+	case format != audit.FormatCSV && format != audit.FormatJSONL:
+		return domain.Invalid(domain.FieldError{Field: "format", Message: "must be csv or jsonl"})
+	}
+	return nil
 }

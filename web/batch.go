@@ -213,7 +213,7 @@ func (s *server) withSummaries(c *gin.Context, v *pages.BatchView) {
 // batchWords says a kept batch's decision as the bulk form offered it.
 func batchWords(b domain.Batch) string {
 	if b.Kind == domain.BatchAssign {
-		return "assign to " + or(b.Assignee.Identity(), "nobody")
+		return "assign to " + orDefault(b.Assignee.Identity(), "nobody")
 	}
 	for _, d := range batchDecisions {
 		if d.batch.Kind == b.Kind && d.batch.Action == b.Action && d.batch.Then == b.Then {

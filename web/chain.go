@@ -111,7 +111,7 @@ func readable(v json.RawMessage) string {
 				parts = append(parts, strings.ReplaceAll(k, "_", " ")+": "+v)
 			}
 		}
-		return cut(strings.Join(parts, "; "))
+		return clipToDetailBudget(strings.Join(parts, "; "))
 	}
 	var list []json.RawMessage
 	if json.Unmarshal(v, &list) == nil && len(list) > 0 {
@@ -119,7 +119,7 @@ func readable(v json.RawMessage) string {
 		for i, e := range list {
 			parts[i] = compact(e)
 		}
-		return cut(strings.Join(parts, ", "))
+		return clipToDetailBudget(strings.Join(parts, ", "))
 	}
 	return compact(v)
 }
@@ -129,16 +129,17 @@ func readable(v json.RawMessage) string {
 func compact(v json.RawMessage) string {
 	var s string
 	if json.Unmarshal(v, &s) == nil {
-		return cut(s)
+		return clipToDetailBudget(s)
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, v); err != nil {
-		return cut(string(v))
+		return clipToDetailBudget(string(v))
 	}
-	return cut(b.String())
+	return clipToDetailBudget(b.String())
 }
 
-func cut(s string) string {
+// clipToDetailBudget cuts s to detailBudget characters, marking the cut.
+func clipToDetailBudget(s string) string {
 	if r := []rune(s); len(r) > detailBudget {
 		return string(r[:detailBudget]) + "…"
 	}

@@ -45,7 +45,7 @@ func (s *server) deskRoutes(e *gin.Engine) {
 	g.POST("/batch", s.batchApply)
 	g.GET("/batch/:id", s.batchResult)  // batch_result.go
 	g.POST("/time", s.chooseTime)       // time.go
-	g.POST("/density", s.chooseDensity) // time.go
+	g.POST("/density", s.chooseDensity) // density.go
 	g.POST("/theme", s.chooseTheme)     // theme.go
 	g.POST("/views", s.saveView)        // saved_views.go
 	g.POST("/views/:id", s.updateView)

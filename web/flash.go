@@ -200,13 +200,15 @@ func changeSentences(changes []domain.AuditEvent, now time.Time) []string {
 	}
 	out := make([]string, 0, len(changes))
 	for _, e := range changes {
-		out = append(out, fmt.Sprintf("%s %s %s ago (at %s).", who(e.Actor), didWhat(e), components.Age(now.Sub(e.At)),
+		out = append(out, fmt.Sprintf("%s %s %s ago (at %s).", actorLabel(e.Actor), didWhat(e), components.Age(now.Sub(e.At)),
 			components.UTCText(e.At)))
 	}
 	return out
 }
 
-func who(a domain.Actor) string {
+// actorLabel names who acted: a person by name and identity, a workflow
+// by its token's identity, else Handoff itself.
+func actorLabel(a domain.Actor) string {
 	switch a.Kind {
 	case domain.ActorPerson:
 		if n := strings.TrimSpace(a.Name); n != "" && n != a.Identity() {

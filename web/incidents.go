@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -44,7 +45,7 @@ func incidentRow(in domain.Incident) pages.IncidentRow {
 		states[i] = st.String()
 	}
 	return pages.IncidentRow{ID: in.ID, URL: pages.IncidentURL(in.ID), Provider: in.Provider, Type: in.Type,
-		Error: or(in.Error.String(), "no error"), Message: in.Message, Status: string(in.Status), Active: in.Status.Active(),
+		Error: orDefault(in.Error.String(), "no error"), Message: in.Message, Status: string(in.Status), Active: in.Status.Active(),
 		Owner: in.Owner.Identity(), OpenItems: in.OpenItems, TotalItems: in.TotalItems, Twins: in.Twins,
 		States: strings.Join(states, ", "), Namespaces: strings.Join(in.Namespaces, ", "),
 		FirstSeen: in.FirstSeen, LastSeen: in.LastSeen, ItemsURL: queueURL(f, ""), Filter: f}
@@ -77,13 +78,27 @@ func (s *server) showIncident(c *gin.Context, status int, done, problem string, 
 		s.fail(c, err)
 		return
 	}
-	title := "Incident: " + in.Type + " " + or(in.Error.String(), "no error")
+	title := "Incident: " + in.Type + " " + orDefault(in.Error.String(), "no error")
 	v := pages.IncidentView{Frame: s.frameFor(c, title, "incidents"), In: incidentRow(in), AckBy: in.AcknowledgedBy, AckAt: in.AcknowledgedAt,
 		By: in.StatusBy, At: in.StatusAt, Version: in.Version, CanAct: person.Role.AtLeast(domain.RoleOperator),
 		Done: done, Problem: problem, Draft: draft}
+	s.incidentItems(c, &v, items)
+	for _, e := range events {
+		v.Events = append(v.Events, pages.IncidentEventRow{At: e.At, Actor: e.Actor, What: orDefault(incidentWords[e.Action], e.Action) + detailWords(e),
+			Text: e.Text, Audited: e.AuditID != ""})
+	}
+	if v.CanAct {
+		s.incidentOwners(c, &v, in.Owner)
+	}
+	page(c, status, pages.Incident(v), pages.Incident(v))
+}
+
+// incidentItems are the incident's operations with their summaries, and
+// the open ones still on the desk, each at the version shown.
+func (s *server) incidentItems(c *gin.Context, v *pages.IncidentView, items []domain.IncidentItem) {
 	for _, it := range items {
 		v.Items = append(v.Items, pages.IncidentItemRow{ID: it.OperationID, Key: it.Key, Namespace: it.Namespace, State: it.State.String(),
-			Error: or(it.Error.String(), "no error"), Message: it.Message, EnteredAt: it.EnteredAt, Open: it.Open, Twin: it.Twin})
+			Error: orDefault(it.Error.String(), "no error"), Message: it.Message, EnteredAt: it.EnteredAt, Open: it.Open, Twin: it.Twin})
 		if it.Open && it.State.InDesk() {
 			v.Open = append(v.Open, it.OperationID+":"+strconv.FormatInt(it.Version, 10))
 		}
@@ -96,24 +111,23 @@ func (s *server) showIncident(c *gin.Context, status int, done, problem string, 
 	for i := range v.Items {
 		v.Items[i].Summary = sums[v.Items[i].ID]
 	}
-	for _, e := range events {
-		v.Events = append(v.Events, pages.IncidentEventRow{At: e.At, Actor: e.Actor, What: or(incidentWords[e.Action], e.Action) + detailWords(e),
-			Text: e.Text, Audited: e.AuditID != ""})
+}
+
+// incidentOwners are the people the owner field offers, the current owner
+// among them even when the list left them out.
+func (s *server) incidentOwners(c *gin.Context, v *pages.IncidentView, owner domain.Person) {
+	person := me(c)
+	ps, err := s.ledger.Desk.People(c.Request.Context(), person, domain.PeopleQuery{Roles: domain.Deciders, Limit: domain.MaxPeople})
+	if err != nil {
+		s.log.Warn("listing the people who may own an incident", "err", err)
 	}
-	if v.CanAct {
-		ps, err := s.ledger.Desk.People(c.Request.Context(), person, domain.PeopleQuery{Roles: domain.Deciders, Limit: domain.MaxPeople})
-		if err != nil {
-			s.log.Warn("listing the people who may own an incident", "err", err)
-		}
-		v.People = peopleOptions(ps, person, domain.Operation{})
-		if in.Owner != (domain.Person{}) {
-			v.OwnerVal = personValue(in.Owner)
-			if !hasOption(v.People, v.OwnerVal) {
-				v.People = append(v.People, pages.PersonOption{Value: v.OwnerVal, Label: in.Owner.Identity() + " (owner now)"})
-			}
+	v.People = peopleOptions(ps, person, domain.Operation{})
+	if owner != (domain.Person{}) {
+		v.OwnerVal = personValue(owner)
+		if !hasOption(v.People, v.OwnerVal) {
+			v.People = append(v.People, pages.PersonOption{Value: v.OwnerVal, Label: owner.Identity() + " (owner now)"})
 		}
 	}
-	page(c, status, pages.Incident(v), pages.Incident(v))
 }
 
 func detailWords(e domain.IncidentEvent) string {
@@ -151,6 +165,25 @@ var triageKinds = map[string]domain.TriageKind{
 	"resolve": domain.TriageResolve, "ignore": domain.TriageIgnore, "reopen": domain.TriageReopen,
 }
 
+// readTriage reads the rest of the triage form into t: the version the
+// person saw, the owner chosen, and for a resolve with open items the
+// confirmation.
+func (s *server) readTriage(ctx context.Context, c *gin.Context, t *domain.Triage) error {
+	var err error
+	if v := c.PostForm("expected_version"); v != "" {
+		if t.ExpectedVersion, err = strconv.ParseInt(v, 10, 64); err != nil || t.ExpectedVersion < 1 {
+			err = domain.Invalid(domain.FieldError{Field: "expected_version", Message: "must be a positive integer"})
+		}
+	}
+	if err == nil && t.Kind == domain.TriageOwner {
+		t.Owner, err = s.personFrom(ctx, me(c), strings.TrimSpace(c.PostForm("owner")))
+	}
+	if err == nil && t.Kind == domain.TriageResolve && c.PostForm("confirm_open") == "" {
+		err = s.openItemsUnconfirmed(c)
+	}
+	return err
+}
+
 // triage takes one triage action, then shows the incident again (303).
 func (s *server) triage(c *gin.Context) {
 	action := c.Param("action")
@@ -161,19 +194,8 @@ func (s *server) triage(c *gin.Context) {
 	}
 	t := domain.Triage{Kind: kind, Text: c.PostForm("text")}
 	draft := pages.IncidentDraft{Form: action, Text: t.Text}
-	var err error
-	if v := c.PostForm("expected_version"); v != "" {
-		if t.ExpectedVersion, err = strconv.ParseInt(v, 10, 64); err != nil || t.ExpectedVersion < 1 {
-			err = domain.Invalid(domain.FieldError{Field: "expected_version", Message: "must be a positive integer"})
-		}
-	}
 	ctx := domain.WithRequestInfo(c.Request.Context(), s.ledger.IDs.New("req"), c.ClientIP())
-	if err == nil && kind == domain.TriageOwner {
-		t.Owner, err = s.personFrom(ctx, me(c), strings.TrimSpace(c.PostForm("owner")))
-	}
-	if err == nil && kind == domain.TriageResolve && c.PostForm("confirm_open") == "" {
-		err = s.openItemsUnconfirmed(c)
-	}
+	err := s.readTriage(ctx, c, &t)
 	if err == nil {
 		_, err = s.ledger.Incidents.TriageIncident(ctx, me(c), c.Param("id"), t)
 	}

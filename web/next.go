@@ -3,11 +3,11 @@ package web
 import (
 	"net/url"
 	"slices"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/views/pages"
 )
 
 // A person works through a filtered list: the queue or the Operations page
@@ -53,50 +53,57 @@ func (s *server) nextInList(c *gin.Context, cur domain.Operation, from string) (
 	}
 	vals := u.Query()
 	f := filterFrom(vals.Get, "assignee")
-	all := u.Path == domain.DeskOperations
-	qf := f
-	if all {
-		qf.State = ""
-	}
-	person := me(c)
-	q, err := queueQuery(qf, person, vals.Get("cursor"), time.Now())
-	if all && err == nil {
-		q, err = everyState(q, f)
-	}
+	q, err := listQuery(f, me(c), vals.Get("cursor"), "", u.Path == domain.DeskOperations)
 	if err != nil {
 		return "", false
 	}
-	after := func(op domain.Operation) bool {
-		return op.CreatedAt.After(cur.CreatedAt) || op.CreatedAt.Equal(cur.CreatedAt) && op.ID > cur.ID
-	}
 	fromStart, first := q.Cursor == "", ""
 	for range nextPages {
-		ops, cursor, err := s.ledger.Desk.DeskQueue(c.Request.Context(), person, q, f.Provider)
+		ops, cursor, err := s.ledger.Desk.DeskQueue(c.Request.Context(), me(c), q, f.Provider)
 		if err != nil {
 			return "", false
 		}
-		for _, op := range ops {
-			switch {
-			case op.ID == cur.ID:
-				in = true
-			case after(op):
-				return op.ID, in
-			case first == "":
-				first = op.ID
-			}
+		var found string
+		if found, first, in = afterIn(ops, cur, first, in); found != "" {
+			return found, in
 		}
 		if cursor == "" { // the end of the list: wrap to its first item
 			if !fromStart {
-				q.Cursor, q.Limit, first = "", 2, ""
-				if ops, _, err := s.ledger.Desk.DeskQueue(c.Request.Context(), person, q, f.Provider); err == nil {
-					first = firstOther(ops, cur.ID)
-				}
+				first = s.firstInList(c, q, f, cur.ID)
 			}
 			return first, in
 		}
 		q.Cursor = cursor
 	}
 	return "", in // further than the pages read: no guess
+}
+
+// afterIn reads one page of the list for nextInList: the first item after
+// cur's place (found), the page's first other item when none came before
+// (first), and whether cur itself was on it (in).
+func afterIn(ops []domain.Operation, cur domain.Operation, first string, in bool) (found, firstOut string, inOut bool) {
+	for _, op := range ops {
+		switch {
+		case op.ID == cur.ID:
+			in = true
+		case op.CreatedAt.After(cur.CreatedAt) || op.CreatedAt.Equal(cur.CreatedAt) && op.ID > cur.ID:
+			return op.ID, first, in
+		case first == "":
+			first = op.ID
+		}
+	}
+	return "", first, in
+}
+
+// firstInList is the list's first item other than cur, read from its
+// start: where nextInList wraps when it began past the start.
+func (s *server) firstInList(c *gin.Context, q domain.ListQuery, f pages.QueueFilter, cur string) string {
+	q.Cursor, q.Limit = "", 2
+	ops, _, err := s.ledger.Desk.DeskQueue(c.Request.Context(), me(c), q, f.Provider)
+	if err != nil {
+		return ""
+	}
+	return firstOther(ops, cur)
 }
 
 // firstOther is the first of ops that is not id.

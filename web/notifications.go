@@ -142,15 +142,3 @@ func addNotify(c domain.Card, add func(name, value, meaning string, warn bool)) 
 			"An item still unassigned and unresolved this long after it entered the desk is escalated.", false)
 	}
 }
-
-// humanDuration rounds a duration for reading: seconds under a minute,
-// minutes under a day.
-func humanDuration(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return d.Round(time.Second).String()
-	case d < 24*time.Hour:
-		return d.Round(time.Minute).String()
-	}
-	return d.Round(time.Hour).String()
-}

@@ -1,10 +1,8 @@
 package web
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,7 +77,7 @@ func (s *server) showDone(c *gin.Context, done string) {
 
 func operationView(it domain.DeskItem, person domain.Actor) pages.OperationView {
 	op := it.Op
-	v := pages.OperationView{Op: opFacts(op), NextDecision: nextDecision(op), Card: cardView(it.Card),
+	v := pages.OperationView{Op: operationFacts(op), NextDecision: nextDecision(op), Card: cardView(it.Card),
 		Retention: retention(it), KeyWindow: keyWindow(it), Actions: allowed(op, it.Card, person, it.Versions, it.Now)}
 	if v.Actions.ResendSameKey {
 		// The safe decision needs no finding out: say it first.
@@ -182,7 +180,7 @@ func (s *server) snapshot(c *gin.Context) {
 	s.fail(c, domain.Errorf(domain.ENotFound, "operation %s has no content version %d", it.Op.ID, n))
 }
 
-func opFacts(op domain.Operation) pages.OpFacts {
+func operationFacts(op domain.Operation) pages.OpFacts {
 	f := pages.OpFacts{ID: op.ID, Key: op.Key, Namespace: op.Namespace, Type: op.Type, State: op.State.String(),
 		EventID: op.EventID, Source: op.Source, CorrelationID: op.CorrelationID, CausedBy: op.CausedBy,
 		Supersedes: op.Supersedes, SupersededBy: op.SupersededBy, Fingerprint: op.Fingerprint,
@@ -318,60 +316,4 @@ func (s *server) withPeople(c *gin.Context, v *pages.OperationView, op domain.Op
 		s.log.Warn("listing the people to assign to", "err", err)
 	}
 	v.Actions.People = peopleOptions(ps, me(c), op)
-}
-
-// peopleOptions are the people to choose from, each named by (issuer,
-// subject): the viewer first, then everyone else, and the current assignee
-// when the list left them out.
-func peopleOptions(ps []domain.Person, viewer domain.Actor, op domain.Operation) []pages.PersonOption {
-	var out []pages.PersonOption
-	seen := map[string]bool{}
-	add := func(value, label string) {
-		if value != "" && !seen[value] {
-			seen[value] = true
-			out = append(out, pages.PersonOption{Value: value, Label: label})
-		}
-	}
-	add(personValue(viewer.Person()), domain.Person{Email: viewer.Email, Subject: viewer.Subject, Name: viewer.Name}.Label()+" (you)")
-	for _, p := range ps {
-		add(personValue(p), p.Label())
-	}
-	switch {
-	case op.AssigneeSubject != "":
-		add(personValue(domain.Person{Issuer: op.AssigneeIssuer, Subject: op.AssigneeSubject}), op.Assignee+" (assigned now)")
-	case op.Assignee != "" && !slices.ContainsFunc(out, func(o pages.PersonOption) bool { return o.Label == op.Assignee }):
-		add(op.Assignee, op.Assignee+" (assigned now)") // an assignment recorded by identity only
-	}
-	return out
-}
-
-// personValue names a person in a form: their issuer and subject, which
-// personOf reads back. An email would not do: two people may share one.
-func personValue(p domain.Person) string {
-	if p.Subject == "" {
-		return p.Identity() // a person without a subject: only an identity names them
-	}
-	return url.Values{"iss": {p.Issuer}, "sub": {p.Subject}}.Encode()
-}
-
-// personFrom reads what a form chose: a personValue, or an identity typed
-// in, which the Ledger resolves.
-func (s *server) personFrom(ctx context.Context, viewer domain.Actor, v string) (domain.Person, error) {
-	if strings.HasPrefix(v, "iss=") {
-		if q, err := url.ParseQuery(v); err == nil && q.Get("sub") != "" {
-			return domain.Person{Issuer: q.Get("iss"), Subject: q.Get("sub")}, nil
-		}
-	}
-	return s.ledger.Desk.Assignee(ctx, viewer, v)
-}
-
-// navOf is the navigation entry of the list an item was opened from: an
-// item belongs to no list of its own, so without one nothing is marked.
-func navOf(from string) string {
-	for _, nav := range []string{"queue", "incidents", "operations", "approvals", "audit"} {
-		if strings.HasPrefix(from, "/desk/"+nav) {
-			return nav
-		}
-	}
-	return ""
 }

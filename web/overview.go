@@ -171,3 +171,15 @@ func recoveryView(o domain.Overview, of func(pages.QueueFilter) pages.QueueFilte
 	}
 	return v
 }
+
+// humanDuration rounds a duration for reading: seconds under a minute,
+// minutes under a day.
+func humanDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < 24*time.Hour:
+		return d.Round(time.Minute).String()
+	}
+	return d.Round(time.Hour).String()
+}

@@ -26,67 +26,20 @@ func (s *server) queue(c *gin.Context) { s.listPage(c, false) }
 // every state.
 func (s *server) operations(c *gin.Context) { s.listPage(c, true) }
 
+// listPage is the queue (all false) or the Operations page (all true):
+// the filter read from the URL, one page of matching items, and the
+// forms, links and counts around them.
 func (s *server) listPage(c *gin.Context, all bool) {
 	f := queueFilter(c)
-	person := me(c)
-	v := pages.QueueView{Frame: s.frameFor(c, "Queue", "queue"), Filter: f, Self: c.Request.URL.RequestURI(),
-		CanAct: person.Role.AtLeast(domain.RoleOperator) && !all, All: all}
-	v.States, v.Types, v.Provs, v.Ages = s.queueOptions()
-	v.Sorts = listSorts(all)
 	cursor, until := c.Query("cursor"), c.Query("until")
-	if all {
-		v.Frame = s.frameFor(c, "Operations", "operations")
-		v.States = []pages.Option{{Value: "", Label: "every state"}}
-		for _, st := range domain.States {
-			v.States = append(v.States, pages.Option{Value: st.String(), Label: components.StateLabel(st.String())})
-		}
-	}
-	// A filter form sends every field, the empty ones too; the address the
-	// browser shows (htmx pushes it) and the one decisions return to keep
-	// only those in use, so it reads, and shares, as what it filters.
-	if emptyParams(c.Request.URL.RawQuery) {
-		v.Self = strings.TrimSuffix(listURL(v.Path(), f, cursor), "?")
-		if until != "" {
-			v.Self = listURLAt(v.Path(), f, "until", until)
-		}
-		c.Header("HX-Push-Url", v.Self)
-	}
+	v := s.listView(c, f, all)
+	pushShortURL(c, &v, f, cursor, until)
 	if fl, ok := s.takeFlash(c, func(f flash) bool { return f.Take }); ok {
 		v.Stale = &pages.Stale{ID: fl.Op, Key: fl.Key, Changes: fl.Problem.Changes}
 	}
-
-	qf := f
-	if all {
-		qf.State = "" // everyState reads it: any state goes
-	}
-	q, err := queueQuery(qf, person, cursor, time.Now())
-	if all && err == nil {
-		q, err = everyState(q, f)
-	}
-	q.Until = until
+	q, err := listQuery(f, me(c), cursor, until, all)
 	if err == nil {
-		var ops []domain.Operation
-		var next string
-		ops, next, err = s.ledger.Desk.DeskQueue(c.Request.Context(), person, q, f.Provider)
-		now := time.Now()
-		v.Updated = now
-		for _, op := range ops {
-			card, _ := s.ledger.Cards.Get(op.Type)
-			row := queueRow(op, card, now, &person)
-			row.Summary = summaryFields(card.SummaryOf(op, person))
-			v.Rows = append(v.Rows, row)
-		}
-		v.First, v.Prev, v.Next = pageLinks(v.Path(), f, cursor, until, next, len(v.Rows))
-		s.markTwins(c, person, v.Rows)
-		if err == nil {
-			v.Total = s.matchingCount(c, q, f, len(v.Rows), cursor != "" || until != "" || next != "", v.TotalBound())
-			if v.CanAct && v.Total <= v.TotalBound() {
-				v.Matching = max(v.Total, 0) // "select all N matching"
-			}
-		}
-		if v.CanAct && len(v.Rows) > 0 {
-			v.People = s.assignable(c)
-		}
+		err = s.listRows(c, &v, q, f, cursor, until)
 	}
 	if htmx(c) {
 		v.NavCounts = s.deskCounts(c) // the refresh brings the navigation's counts along
@@ -103,6 +56,84 @@ func (s *server) listPage(c *gin.Context, all bool) {
 		v.Problem = s.message(c, err)
 	}
 	page(c, http.StatusOK, pages.Queue(v), pages.QueueResults(v))
+}
+
+// listView is a list page before its rows: the frame, the filter and the
+// filter form's choices (every state on the Operations page), the sorts.
+func (s *server) listView(c *gin.Context, f pages.QueueFilter, all bool) pages.QueueView {
+	title, nav := "Queue", "queue"
+	if all {
+		title, nav = "Operations", "operations"
+	}
+	v := pages.QueueView{Frame: s.frameFor(c, title, nav), Filter: f, Self: c.Request.URL.RequestURI(),
+		CanAct: me(c).Role.AtLeast(domain.RoleOperator) && !all, All: all}
+	v.States, v.Types, v.Provs, v.Ages = s.queueOptions()
+	v.Sorts = listSorts(all)
+	if all {
+		v.States = []pages.Option{{Value: "", Label: "every state"}}
+		for _, st := range domain.States {
+			v.States = append(v.States, pages.Option{Value: st.String(), Label: components.StateLabel(st.String())})
+		}
+	}
+	return v
+}
+
+// pushShortURL keeps only the fields in use in the list's own address. A
+// filter form sends every field, the empty ones too; the address the
+// browser shows (htmx pushes it) and the one decisions return to keep only
+// those in use, so it reads, and shares, as what it filters.
+func pushShortURL(c *gin.Context, v *pages.QueueView, f pages.QueueFilter, cursor, until string) {
+	if !emptyParams(c.Request.URL.RawQuery) {
+		return
+	}
+	v.Self = strings.TrimSuffix(listURL(v.Path(), f, cursor), "?")
+	if until != "" {
+		v.Self = listURLAt(v.Path(), f, "until", until)
+	}
+	c.Header("HX-Push-Url", v.Self)
+}
+
+// listQuery is the ledger's query for the filter: the queue's states, or
+// on the Operations page any state the filter names.
+func listQuery(f pages.QueueFilter, person domain.Actor, cursor, until string, all bool) (domain.ListQuery, error) {
+	qf := f
+	if all {
+		qf.State = "" // everyState reads it: any state goes
+	}
+	q, err := queueQuery(qf, person, cursor, time.Now())
+	if all && err == nil {
+		q, err = everyState(q, f)
+	}
+	q.Until = until
+	return q, err
+}
+
+// listRows reads one page of the query into v: the rows with their
+// summaries and twins, the page links, the matching count, and the people
+// to assign to when the page offers bulk actions.
+func (s *server) listRows(c *gin.Context, v *pages.QueueView, q domain.ListQuery, f pages.QueueFilter, cursor, until string) error {
+	person := me(c)
+	ops, next, err := s.ledger.Desk.DeskQueue(c.Request.Context(), person, q, f.Provider)
+	now := time.Now()
+	v.Updated = now
+	for _, op := range ops {
+		card, _ := s.ledger.Cards.Get(op.Type)
+		row := queueRow(op, card, now, &person)
+		row.Summary = summaryFields(card.SummaryOf(op, person))
+		v.Rows = append(v.Rows, row)
+	}
+	v.First, v.Prev, v.Next = pageLinks(v.Path(), f, cursor, until, next, len(v.Rows))
+	s.markTwins(c, person, v.Rows)
+	if err == nil {
+		v.Total = s.matchingCount(c, q, f, len(v.Rows), cursor != "" || until != "" || next != "", v.TotalBound())
+		if v.CanAct && v.Total <= v.TotalBound() {
+			v.Matching = max(v.Total, 0) // "select all N matching"
+		}
+	}
+	if v.CanAct && len(v.Rows) > 0 {
+		v.People = s.assignable(c)
+	}
+	return err
 }
 
 // matchingCount is how many items the filter matches over every page (the
@@ -359,24 +390,6 @@ func ageParam(d time.Duration) string {
 		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
 	}
 	return strconv.Itoa(int(d/time.Hour)) + "h"
-}
-
-// assignable are the people a list page's assignee fields suggest: those
-// who signed in with a role that can decide, the viewer first, each by the
-// identity the Ledger resolves back to them.
-func (s *server) assignable(c *gin.Context) []pages.PersonOption {
-	ps, err := s.ledger.Desk.People(c.Request.Context(), me(c), domain.PeopleQuery{Roles: domain.Deciders, Limit: domain.MaxPeople})
-	if err != nil {
-		s.log.Warn("listing the people to assign to", "err", err)
-	}
-	viewer := me(c).Person()
-	out := []pages.PersonOption{{Value: viewer.Identity(), Label: viewer.Label() + " (you)"}}
-	for _, p := range ps {
-		if id := p.Identity(); id != "" && !slices.ContainsFunc(out, func(o pages.PersonOption) bool { return o.Value == id }) {
-			out = append(out, pages.PersonOption{Value: id, Label: p.Label()})
-		}
-	}
-	return out
 }
 
 // operationByID is the operation a queue search names by its ID, when the

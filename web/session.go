@@ -56,8 +56,8 @@ func newSignIn(cfg SignIn) (*signIn, error) {
 	return si, nil
 }
 
-// dev reports whether the development sign-in is in use.
-func (si *signIn) dev() bool { return si.cfg.OIDC == nil }
+// isDevelopment reports whether the development sign-in is in use.
+func (si *signIn) isDevelopment() bool { return si.cfg.OIDC == nil }
 
 // setCookie sets a host-only, HttpOnly, SameSite=Lax cookie for the whole
 // site. Lax, not Strict: the provider's redirect back to /auth/callback is a
@@ -128,14 +128,13 @@ func requirePerson(c *gin.Context) {
 func (s *server) frameFor(c *gin.Context, title, active string) layouts.Frame {
 	// A key or an error code may hold a bidi control: the tab's title shows
 	// it escaped, as the page does.
-	f := layouts.Frame{Title: components.SafeString(title), Active: active, DevSignIn: s.signIn.dev(), Time: string(timeMode(c)), Density: density(c), Return: "/desk"}
-	f.Theme = theme(c) // theme.go
+	f := layouts.Frame{Title: components.SafeString(title), Active: active, DevSignIn: s.signIn.isDevelopment(), Time: string(timeMode(c)), Density: density(c), Return: "/desk"}
 	if c.Request.Method == http.MethodGet {
 		f.Return = c.Request.URL.RequestURI()
 	}
 	if p, ok := personOf(c); ok {
 		if !htmx(c) { // a fragment shows no navigation
-			f.Desk = s.deskCounts(c) // time.go
+			f.Desk = s.deskCounts(c) // nav.go
 		}
 		f.Person, f.Role = strings.TrimSpace(p.Name), p.Role.String()
 		if f.Person == "" {

@@ -73,9 +73,9 @@ func noStore(c *gin.Context) {
 
 // signInView is the sign-in page's view model for this server.
 func (s *server) signInView(c *gin.Context, next string) pages.SignInView {
-	v := pages.SignInView{Frame: s.frameFor(c, "Sign in", ""), Dev: s.signIn.dev(), Next: next}
+	v := pages.SignInView{Frame: s.frameFor(c, "Sign in", ""), Dev: s.signIn.isDevelopment(), Next: next}
 	v.Frame.Person, v.Frame.Role = "", "" // the sign-in page has no navigation
-	if s.signIn.dev() {
+	if s.signIn.isDevelopment() {
 		for _, r := range domain.Roles {
 			v.Roles = append(v.Roles, r.String())
 		}
@@ -95,7 +95,7 @@ func (s *server) loginPage(c *gin.Context) {
 	// not skipped: it says what happened, and the browser may not follow a
 	// form's redirect to the provider (CSP form-action).
 	expired := c.Query("expired") != ""
-	if !s.signIn.dev() && !expired {
+	if !s.signIn.isDevelopment() && !expired {
 		c.Redirect(http.StatusSeeOther, "/auth/start?next="+url.QueryEscape(next))
 		return
 	}
@@ -106,7 +106,7 @@ func (s *server) loginPage(c *gin.Context) {
 
 // devLogin signs in whoever the development form names.
 func (s *server) devLogin(c *gin.Context) {
-	if !s.signIn.dev() {
+	if !s.signIn.isDevelopment() {
 		c.Status(http.StatusNotFound)
 		return
 	}
@@ -126,7 +126,7 @@ func (s *server) devLogin(c *gin.Context) {
 // must come back to the browser that started, or anyone could hand a victim
 // a callback link that signs them in as the attacker.
 func (s *server) startOIDC(c *gin.Context) {
-	if s.signIn.dev() {
+	if s.signIn.isDevelopment() {
 		c.Redirect(http.StatusSeeOther, "/auth/login")
 		return
 	}
@@ -141,7 +141,7 @@ func (s *server) startOIDC(c *gin.Context) {
 
 // callback finishes an OIDC sign-in.
 func (s *server) callback(c *gin.Context) {
-	if s.signIn.dev() {
+	if s.signIn.isDevelopment() {
 		c.Status(http.StatusNotFound)
 		return
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/opshandoff/handoff/domain"
 	"github.com/opshandoff/handoff/views/components"
-	"github.com/opshandoff/handoff/views/layouts"
 )
 
 // timeCookie keeps how a person reads the desk's times: utc, local or
@@ -40,44 +39,4 @@ func (s *server) chooseTime(c *gin.Context) {
 	http.SetCookie(c.Writer, &http.Cookie{Name: timeCookie, Value: string(m), Path: "/", MaxAge: 365 * 24 * 3600,
 		HttpOnly: true, Secure: c.Request.TLS != nil, SameSite: http.SameSiteLaxMode})
 	c.Redirect(http.StatusSeeOther, returnTo(c, "/desk"))
-}
-
-// densityCookie keeps how tightly a person wants tables set: compact or
-// comfortable; without it, tables are compact on a wide screen only.
-const densityCookie = "handoff_density"
-
-// density is the person's choice of table density; "" when none.
-func density(c *gin.Context) string {
-	v, _ := c.Cookie(densityCookie)
-	if v == "compact" || v == "comfortable" {
-		return v
-	}
-	return ""
-}
-
-// chooseDensity keeps the person's choice and returns to the page they
-// chose it on. An unknown choice changes nothing.
-func (s *server) chooseDensity(c *gin.Context) {
-	d := c.PostForm("density")
-	if d != "compact" && d != "comfortable" {
-		s.fail(c, domain.Invalid(domain.FieldError{Field: "density", Message: "must be compact or comfortable"}))
-		return
-	}
-	http.SetCookie(c.Writer, &http.Cookie{Name: densityCookie, Value: d, Path: "/", MaxAge: 365 * 24 * 3600,
-		HttpOnly: true, Secure: c.Request.TLS != nil, SameSite: http.SameSiteLaxMode})
-	c.Redirect(http.StatusSeeOther, returnTo(c, "/desk"))
-}
-
-// deskCounts is the navigation's count of the desk's items; nil when it
-// cannot be read, so a page still shows without it.
-func (s *server) deskCounts(c *gin.Context) *layouts.DeskCounts {
-	p, ok := personOf(c)
-	if !ok || s.ledger == nil {
-		return nil
-	}
-	n, err := s.ledger.Desk.DeskCounts(c.Request.Context(), p)
-	if err != nil {
-		return nil
-	}
-	return &layouts.DeskCounts{Unknown: n[domain.UnknownOutcome], Failed: n[domain.FailedTerminal]}
 }

@@ -24,13 +24,7 @@ func (s *server) twinView(ctx context.Context, person domain.Actor, op domain.Op
 		return nil
 	}
 	t := &pages.TwinView{Code: e.Code, Why: e.Message, This: twinSide(op)}
-	id := op.Supersedes
-	if e.Code == domain.CodeTwinUnresolved {
-		id = ""
-		if m := twinIDRE.FindStringSubmatch(e.Message); m != nil {
-			id = m[1]
-		}
-	}
+	id := twinID(op)
 	if id == "" {
 		t.Missing = "The hold does not name an operation to compare with."
 		return t
@@ -50,6 +44,18 @@ func (s *server) twinView(ctx context.Context, person domain.Actor, op domain.Op
 		t.Diff, t.DiffTruncated = boundedDiff(other.Content, op.Content)
 	}
 	return t
+}
+
+// twinID is the operation op's hold names: the twin in the message of an
+// unresolved twin, else the operation op supersedes.
+func twinID(op domain.Operation) string {
+	if op.LastError.Code != domain.CodeTwinUnresolved {
+		return op.Supersedes
+	}
+	if m := twinIDRE.FindStringSubmatch(op.LastError.Message); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 func twinSide(op domain.Operation) pages.TwinSide {

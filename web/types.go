@@ -35,8 +35,8 @@ func cardView(c domain.Card) pages.CardView {
 	add := func(name, value, meaning string, warn bool) {
 		v.Fields = append(v.Fields, pages.CardField{Name: name, Value: value, Meaning: meaning, Warn: warn})
 	}
-	add("side_effect", or(c.SideEffect, "not described"), "What happens in the world when this runs once.", c.SideEffect == "")
-	add("provider", or(c.Provider, "unknown"), "The system that carries out the side effect.", false)
+	add("side_effect", orDefault(c.SideEffect, "not described"), "What happens in the world when this runs once.", c.SideEffect == "")
+	add("provider", orDefault(c.Provider, "unknown"), "The system that carries out the side effect.", false)
 	switch c.ProviderIdempotency {
 	case domain.IdempotencyKey:
 		add("provider_idempotency", "key", "The provider deduplicates requests carrying the same idempotency key: a re-send with the same provider key does nothing new — it answers with the first request's stored result. A revised content therefore goes out under a new provider key, once the earlier send is known not to have executed.", false)
@@ -82,7 +82,7 @@ func cardView(c domain.Card) pages.CardView {
 	add("retryable", classes(c.Retryable), "Errors worth retrying automatically.", false)
 	add("terminal", classes(c.Terminal), "Errors that retrying cannot fix: the operation comes to the desk at once.", false)
 	add("lease", duration(c.Lease), "How long a worker holds an operation before another may take it; a lease lost after the call began is an unknown outcome.", false)
-	add("owner", or(c.Owner, "nobody named"), "Who reconciles this type's desk items.", c.Owner == "")
+	add("owner", orDefault(c.Owner, "nobody named"), "Who reconciles this type's desk items.", c.Owner == "")
 	if c.NotifyURL != "" {
 		add("notify_url", c.NotifyURL, "Where Handoff announces an item entering the desk.", false)
 	}
@@ -91,7 +91,8 @@ func cardView(c domain.Card) pages.CardView {
 	return v
 }
 
-func or(s, def string) string {
+// orDefault is s, or def when s is empty.
+func orDefault(s, def string) string {
 	if s == "" {
 		return def
 	}

@@ -67,7 +67,7 @@ func addTemplateFields(c domain.Card, add func(name, value, meaning string, warn
 	default:
 		add("retry_layer", "handoff", "Handoff schedules every retry; workers and provider SDKs must not retry on their own, or the retries multiply.", false)
 	}
-	add("key_pattern", or(c.KeyPattern, "none"), "A regular expression every key of this type must match; keys, event IDs and correlation IDs with an email address or a phone number are refused whatever it says (HANDOFF_KEY_PII).", false)
+	add("key_pattern", orDefault(c.KeyPattern, "none"), "A regular expression every key of this type must match; keys, event IDs and correlation IDs with an email address or a phone number are refused whatever it says (HANDOFF_KEY_PII).", false)
 	if c.TwinsAllowed {
 		add("twins", "allow", "The same content under another key runs even while an earlier one's outcome is open: identical content is normal for this type.", false)
 	} else {
@@ -84,15 +84,15 @@ func addTemplateFields(c domain.Card, add func(name, value, meaning string, warn
 	if why := c.AutoResendOff(); why != "" {
 		add("automatic_resend", "off", "Handoff never re-sends automatically after the call began: "+why+". A doubt after begin always goes to a person.", true)
 	}
-	add("reconciliation_owner", or(c.ReconciliationOwner, "nobody named"), "Who confirms at the provider what happened to an unknown outcome.", c.ReconciliationOwner == "")
-	add("id_rule", or(c.IDRule, "not written down"), "How the business key is made: the same intent always gets the same key, and a retry never a new one.", c.IDRule == "")
+	add("reconciliation_owner", orDefault(c.ReconciliationOwner, "nobody named"), "Who confirms at the provider what happened to an unknown outcome.", c.ReconciliationOwner == "")
+	add("id_rule", orDefault(c.IDRule, "not written down"), "How the business key is made: the same intent always gets the same key, and a retry never a new one.", c.IDRule == "")
 	if c.Drill.Adapter == domain.DrillAdapterSandbox {
 		add("drill", fmt.Sprintf("sandbox (idempotency %s, lookup %s)", c.DrillIdempotency(), c.DrillLookup()),
 			"handoff drill runs the seed cases for this type against a sandbox provider behaving like this, never the real one.", false)
 	} else {
-		add("drill", or(c.Drill.Adapter, "no adapter"), "The drill only runs against a sandbox adapter: this type cannot be drilled as configured.", true)
+		add("drill", orDefault(c.Drill.Adapter, "no adapter"), "The drill only runs against a sandbox adapter: this type cannot be drilled as configured.", true)
 	}
-	add("receipts", or(c.Receipts, "receipts"), "Where the drill writes its receipts (JSON and Markdown); each receipt's hash is in the audit trail.", false)
+	add("receipts", orDefault(c.Receipts, "receipts"), "Where the drill writes its receipts (JSON and Markdown); each receipt's hash is in the audit trail.", false)
 }
 
 // statesText lists states in prose: "a, b or c".

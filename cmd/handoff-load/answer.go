@@ -119,13 +119,13 @@ type scanner struct {
 	i int
 }
 
-func (s *scanner) ws() {
+func (s *scanner) skipSpace() {
 	for s.i < len(s.d) && (s.d[s.i] == ' ' || s.d[s.i] == '\t' || s.d[s.i] == '\n' || s.d[s.i] == '\r') {
 		s.i++
 	}
 }
 
-func (s *scanner) end() bool { s.ws(); return s.i == len(s.d) }
+func (s *scanner) end() bool { s.skipSpace(); return s.i == len(s.d) }
 
 // member is which of the wanted names name is: "" for none, "?" for one
 // that matches only as encoding/json matches, without regard to case.
@@ -144,32 +144,32 @@ func (s *scanner) member(name string, wanted ...string) string {
 // object reads an object, calling member for each member with the scanner
 // at its value.
 func (s *scanner) object(member func(name string) bool) bool {
-	s.ws()
+	s.skipSpace()
 	if s.i >= len(s.d) || s.d[s.i] != '{' {
 		return false
 	}
 	s.i++
-	s.ws()
+	s.skipSpace()
 	if s.i < len(s.d) && s.d[s.i] == '}' {
 		s.i++
 		return true
 	}
 	for {
-		s.ws()
+		s.skipSpace()
 		name, ok := s.str()
 		if !ok {
 			return false
 		}
-		s.ws()
+		s.skipSpace()
 		if s.i >= len(s.d) || s.d[s.i] != ':' {
 			return false
 		}
 		s.i++
-		s.ws()
+		s.skipSpace()
 		if !member(name) {
 			return false
 		}
-		s.ws()
+		s.skipSpace()
 		if s.i >= len(s.d) {
 			return false
 		}

@@ -37,7 +37,7 @@ func newPoster(base, token string, hc *http.Client) (poster, error) {
 		return &rawConn{addr: host, prefix: u.Path, head: []byte("Host: " + u.Host + "\r\nAuthorization: Bearer " + token +
 			"\r\nContent-Type: application/json\r\nContent-Length: ")}, nil
 	case "https":
-		return &stdPoster{hc: hc, base: base, token: token}, nil
+		return &stdPoster{client: hc, base: base, token: token}, nil
 	}
 	return nil, fmt.Errorf("%s: the URL's scheme is neither http nor https", base)
 }
@@ -235,7 +235,7 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 
 // stdPoster is net/http's client, for HTTPS.
 type stdPoster struct {
-	hc          *http.Client
+	client      *http.Client
 	base, token string
 }
 
@@ -246,7 +246,7 @@ func (p *stdPoster) post(path string, body []byte) (int, []byte, error) {
 	}
 	req.Header.Set("Authorization", "Bearer "+p.token)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := p.hc.Do(req)
+	resp, err := p.client.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}

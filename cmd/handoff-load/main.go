@@ -85,7 +85,7 @@ func callNames() []string {
 
 type result struct {
 	mu        sync.Mutex
-	lat       [3][]time.Duration
+	latencies [3][]time.Duration
 	done      atomic.Int64
 	failed    atomic.Int64
 	firstErr  atomic.Value
@@ -127,7 +127,7 @@ func run(targets []string, token, typ, prefix string, clients int, dur time.Dura
 			}
 			r.mu.Lock()
 			for k := range lat {
-				r.lat[k] = append(r.lat[k], lat[k]...)
+				r.latencies[k] = append(r.latencies[k], lat[k]...)
 			}
 			r.mu.Unlock()
 		})
@@ -201,19 +201,20 @@ func (r *result) print(w io.Writer, clients, replicas int) {
 		fmt.Fprintf(w, "  paced at %.1f lifecycles/s; %d started behind schedule\n", r.pace.rate, r.pace.late.Load())
 	}
 	for k, name := range callNames() {
-		l := r.lat[k]
+		l := r.latencies[k]
 		if len(l) == 0 || name == "" {
 			continue
 		}
 		slices.Sort(l)
-		fmt.Fprintf(w, "  %-15s n=%-7d p50=%-10s p99=%s\n", name, len(l), pct(l, 0.50), pct(l, 0.99))
+		fmt.Fprintf(w, "  %-15s n=%-7d p50=%-10s p99=%s\n", name, len(l), percentile(l, 0.50), percentile(l, 0.99))
 	}
 	if err, ok := r.firstErr.Load().(error); ok && !errors.Is(err, nil) {
 		fmt.Fprintf(w, "first error: %v\n", err)
 	}
 }
 
-func pct(sorted []time.Duration, p float64) time.Duration {
+// percentile is the p-th (0 to 1) of the sorted durations.
+func percentile(sorted []time.Duration, p float64) time.Duration {
 	i := int(float64(len(sorted)-1) * p)
 	return sorted[i].Round(10 * time.Microsecond)
 }

@@ -27,39 +27,11 @@ func migrate(ctx context.Context, cfg config, stdout io.Writer) error {
 // tokenCmd creates, lists and revokes API tokens. A new token's secret is
 // printed once, alone on the last line, so scripts can take it with tail -1.
 func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) error {
-	if len(args) == 0 {
-		return fmt.Errorf("token: want create, list or revoke")
-	}
 	// The arguments are checked before the database is opened, so a
 	// mistyped command leaves nothing behind.
-	var ns, name, drillPerson string
-	var drillRole domain.Role
-	switch args[0] {
-	case "create":
-		fs := flag.NewFlagSet("token create", flag.ContinueOnError)
-		fs.StringVar(&ns, "namespace", "", "the one namespace the token may act in")
-		fs.StringVar(&name, "name", "", "who or what holds the token")
-		fs.StringVar(&drillPerson, "drill-person", "", "operator or approver: a drill credential acting as a person with that role, for handoff drill --url")
-		if err := fs.Parse(args[1:]); err != nil {
-			return err
-		}
-		if drillPerson != "" {
-			role, err := domain.ParseRole(drillPerson)
-			if err != nil || (role != domain.RoleOperator && role != domain.RoleApprover) || name == "" {
-				return fmt.Errorf("token create: --drill-person is operator or approver, with --name")
-			}
-			drillRole = role
-		} else if ns == "" || name == "" {
-			return fmt.Errorf("token create: --namespace and --name are both required, e.g. " +
-				"handoff token create --namespace default --name my-workflow")
-		}
-	case "list":
-	case "revoke":
-		if len(args) != 2 {
-			return fmt.Errorf("token revoke: want exactly one token ID")
-		}
-	default:
-		return fmt.Errorf("token: unknown subcommand %q (want create, list or revoke)", args[0])
+	req, err := parseTokenArgs(args)
+	if err != nil {
+		return err
 	}
 	s, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
@@ -70,44 +42,109 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 	tokens.Creator = cliActor() // token_created commits with the token
 	switch args[0] {
 	case "create":
-		if drillPerson != "" {
-			secret, tok, err := tokens.CreateDrillPerson(ctx, name, drillRole)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "created drill credential %s (%s) acting as an %s; it is shown only once:\n%s\n", tok.ID, tok.Name, tok.PersonRole, secret)
-			return nil
-		}
-		secret, tok, err := tokens.Create(ctx, ns, name)
-		if err != nil {
-			return err
-		}
-		if tok.Namespace == domain.DrillNamespace {
-			fmt.Fprintf(stdout, "namespace %s is handoff drill's: its operations never notify anyone\n", tok.Namespace)
-		}
-		fmt.Fprintf(stdout, "created token %s (%s) for namespace %s; it is shown only once:\n%s\n", tok.ID, tok.Name, tok.Namespace, secret)
-		return nil
+		return createToken(ctx, tokens, req, stdout)
 	case "list":
-		list, err := tokens.List(ctx)
+		return listTokens(ctx, tokens, stdout)
+	default: // revoke
+		return revokeToken(ctx, tokens, s, args[1], stdout)
+	}
+}
+
+// tokenRequest is what `handoff token create` asks for: a workflow token
+// for a namespace, or a drill credential acting as a person of drillRole.
+type tokenRequest struct {
+	ns, name, drillPerson string
+	drillRole             domain.Role
+}
+
+// parseTokenArgs checks the subcommand and its arguments.
+func parseTokenArgs(args []string) (tokenRequest, error) {
+	var req tokenRequest
+	if len(args) == 0 {
+		return req, fmt.Errorf("token: want create, list or revoke")
+	}
+	switch args[0] {
+	case "create":
+		return parseTokenCreate(args[1:])
+	case "list":
+	case "revoke":
+		if len(args) != 2 {
+			return req, fmt.Errorf("token revoke: want exactly one token ID")
+		}
+	default:
+		return req, fmt.Errorf("token: unknown subcommand %q (want create, list or revoke)", args[0])
+	}
+	return req, nil
+}
+
+// parseTokenCreate reads `handoff token create`'s flags.
+func parseTokenCreate(args []string) (tokenRequest, error) {
+	var req tokenRequest
+	fs := flag.NewFlagSet("token create", flag.ContinueOnError)
+	fs.StringVar(&req.ns, "namespace", "", "the one namespace the token may act in")
+	fs.StringVar(&req.name, "name", "", "who or what holds the token")
+	fs.StringVar(&req.drillPerson, "drill-person", "", "operator or approver: a drill credential acting as a person with that role, for handoff drill --url")
+	if err := fs.Parse(args); err != nil {
+		return req, err
+	}
+	if req.drillPerson != "" {
+		role, err := domain.ParseRole(req.drillPerson)
+		if err != nil || (role != domain.RoleOperator && role != domain.RoleApprover) || req.name == "" {
+			return req, fmt.Errorf("token create: --drill-person is operator or approver, with --name")
+		}
+		req.drillRole = role
+	} else if req.ns == "" || req.name == "" {
+		return req, fmt.Errorf("token create: --namespace and --name are both required, e.g. " +
+			"handoff token create --namespace default --name my-workflow")
+	}
+	return req, nil
+}
+
+// createToken creates the token and prints its secret, once.
+func createToken(ctx context.Context, tokens *auth.Tokens, req tokenRequest, stdout io.Writer) error {
+	if req.drillPerson != "" {
+		secret, tok, err := tokens.CreateDrillPerson(ctx, req.name, req.drillRole)
 		if err != nil {
 			return err
 		}
-		w := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "ID\tNAMESPACE\tNAME\tCREATED\tLAST USED\tREVOKED")
-		for _, t := range list {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Namespace, t.Name, t.CreatedAt.Format(time.RFC3339),
-				timeOr(t.LastUsedAt, "never"), timeOr(t.RevokedAt, "-"))
-		}
-		return w.Flush()
-	case "revoke":
-		if err := tokens.Revoke(ctx, args[1]); err != nil {
-			return err
-		}
-		if err := auditTokenRevoked(ctx, s, args[1]); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "revoked %s\n", args[1])
+		fmt.Fprintf(stdout, "created drill credential %s (%s) acting as an %s; it is shown only once:\n%s\n", tok.ID, tok.Name, tok.PersonRole, secret)
+		return nil
 	}
+	secret, tok, err := tokens.Create(ctx, req.ns, req.name)
+	if err != nil {
+		return err
+	}
+	if tok.Namespace == domain.DrillNamespace {
+		fmt.Fprintf(stdout, "namespace %s is handoff drill's: its operations never notify anyone\n", tok.Namespace)
+	}
+	fmt.Fprintf(stdout, "created token %s (%s) for namespace %s; it is shown only once:\n%s\n", tok.ID, tok.Name, tok.Namespace, secret)
+	return nil
+}
+
+// listTokens prints every token as a table.
+func listTokens(ctx context.Context, tokens *auth.Tokens, stdout io.Writer) error {
+	list, err := tokens.List(ctx)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tNAMESPACE\tNAME\tCREATED\tLAST USED\tREVOKED")
+	for _, t := range list {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Namespace, t.Name, t.CreatedAt.Format(time.RFC3339),
+			timeOr(t.LastUsedAt, "never"), timeOr(t.RevokedAt, "-"))
+	}
+	return w.Flush()
+}
+
+// revokeToken revokes the token id and records it in the audit trail.
+func revokeToken(ctx context.Context, tokens *auth.Tokens, s *store.Store, id string, stdout io.Writer) error {
+	if err := tokens.Revoke(ctx, id); err != nil {
+		return err
+	}
+	if err := auditTokenRevoked(ctx, s, id); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "revoked %s\n", id)
 	return nil
 }
 

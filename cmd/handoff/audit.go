@@ -42,22 +42,8 @@ func cliActor() domain.Actor {
 // into place, so a half-written export never passes for a whole one) or to
 // standard output.
 func auditExport(ctx context.Context, cfg config, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("audit export", flag.ContinueOnError)
-	format := fs.String("format", audit.FormatJSONL, "jsonl or csv")
-	from := fs.String("from", "", "RFC 3339: events at or after")
-	to := fs.String("to", "", "RFC 3339: events before")
-	ns := fs.String("namespace", "", "one namespace's operations (and the system stream)")
-	out := fs.String("o", "", "the file to write; standard output if empty")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	req := audit.Export{Format: *format}
-	req.Query.Namespace = *ns
-	var err error
-	if req.Query.From, err = flagTime("from", *from); err != nil {
-		return err
-	}
-	if req.Query.To, err = flagTime("to", *to); err != nil {
+	req, out, err := parseAuditExport(args)
+	if err != nil {
 		return err
 	}
 	s, err := store.Open(ctx, cfg.DatabaseURL)
@@ -65,18 +51,12 @@ func auditExport(ctx context.Context, cfg config, args []string, stdout, stderr 
 		return err
 	}
 	defer s.Close()
-
-	w, path := stdout, *out
-	var f *os.File
-	if path != "" {
-		if f, err = os.Create(path + ".partial"); err != nil {
-			return err
-		}
-		defer os.Remove(path + ".partial") // gone once renamed
-		defer f.Close()
-		w = f
+	dest, err := createExport(out, stdout)
+	if err != nil {
+		return err
 	}
-	sink, err := audit.NewEncoder(w, req.Format)
+	defer dest.discard()
+	sink, err := audit.NewEncoder(dest.w, req.Format)
 	if err != nil {
 		return err
 	}
@@ -85,20 +65,80 @@ func auditExport(ctx context.Context, cfg config, args []string, stdout, stderr 
 	if err := audit.NewTrail(s).Export(ctx, cliActor(), req, counted); err != nil {
 		return err
 	}
-	if f != nil {
-		if err := f.Close(); err != nil {
-			return err
-		}
-		if err := os.Rename(path+".partial", path); err != nil {
-			return err
-		}
-	} else {
-		path = "standard output"
+	name, err := dest.commit()
+	if err != nil {
+		return err
 	}
 	took := time.Since(start)
-	fmt.Fprintf(stderr, "exported %d audit events as %s to %s in %s (%.0f events/s)\n", counted.n, req.Format, path,
+	fmt.Fprintf(stderr, "exported %d audit events as %s to %s in %s (%.0f events/s)\n", counted.n, req.Format, name,
 		took.Round(time.Millisecond), float64(counted.n)/took.Seconds())
 	return nil
+}
+
+// parseAuditExport reads `handoff audit export`'s flags: the export asked
+// for, and the file to write ("" for standard output).
+func parseAuditExport(args []string) (audit.Export, string, error) {
+	fs := flag.NewFlagSet("audit export", flag.ContinueOnError)
+	format := fs.String("format", audit.FormatJSONL, "jsonl or csv")
+	from := fs.String("from", "", "RFC 3339: events at or after")
+	to := fs.String("to", "", "RFC 3339: events before")
+	ns := fs.String("namespace", "", "one namespace's operations (and the system stream)")
+	out := fs.String("o", "", "the file to write; standard output if empty")
+	if err := fs.Parse(args); err != nil {
+		return audit.Export{}, "", err
+	}
+	req := audit.Export{Format: *format}
+	req.Query.Namespace = *ns
+	var err error
+	if req.Query.From, err = flagTime("from", *from); err != nil {
+		return audit.Export{}, "", err
+	}
+	if req.Query.To, err = flagTime("to", *to); err != nil {
+		return audit.Export{}, "", err
+	}
+	return req, *out, nil
+}
+
+// exportFile is where an export goes: path.partial until commit renames
+// it to path, or standard output when path is "".
+type exportFile struct {
+	w    io.Writer
+	f    *os.File
+	path string
+}
+
+// createExport opens the export's destination.
+func createExport(path string, stdout io.Writer) (*exportFile, error) {
+	if path == "" {
+		return &exportFile{w: stdout}, nil
+	}
+	f, err := os.Create(path + ".partial")
+	if err != nil {
+		return nil, err
+	}
+	return &exportFile{w: f, f: f, path: path}, nil
+}
+
+// commit closes the file and renames it into place; it returns the name
+// the export was written to.
+func (e *exportFile) commit() (string, error) {
+	if e.f == nil {
+		return "standard output", nil
+	}
+	if err := e.f.Close(); err != nil {
+		return "", err
+	}
+	return e.path, os.Rename(e.path+".partial", e.path)
+}
+
+// discard closes the file and removes what is left of it: nothing once
+// commit renamed it.
+func (e *exportFile) discard() {
+	if e.f == nil {
+		return
+	}
+	e.f.Close()
+	os.Remove(e.path + ".partial")
 }
 
 type countingSink struct {
@@ -129,37 +169,56 @@ func auditVerify(ctx context.Context, cfg config, args []string, stdout io.Write
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var roots map[int64]string
-	if *rootsFile != "" {
-		f, err := os.Open(*rootsFile)
-		if err != nil {
-			return err
-		}
-		roots, err = audit.ReadRoots(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("--roots %s: %w", *rootsFile, err)
-		}
+	roots, err := readRootsFile(*rootsFile)
+	if err != nil {
+		return err
 	}
 	if *db {
 		if fs.NArg() != 0 {
 			return errors.New("audit verify --db takes no file")
 		}
-		s, err := store.Open(ctx, cfg.DatabaseURL)
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		rep, err := audit.NewTrail(s).VerifyDB(ctx, &audit.Verifier{Roots: roots, Restored: *restored})
-		if err != nil {
-			return err
-		}
-		return printReport(stdout, "the database", rep)
+		return verifyDatabase(ctx, cfg, &audit.Verifier{Roots: roots, Restored: *restored}, stdout)
 	}
 	if fs.NArg() != 1 {
 		return errors.New("usage: handoff audit verify [--partial] [--roots ROOTS] FILE | handoff audit verify --db [--roots ROOTS]")
 	}
-	path := fs.Arg(0)
+	return verifyFile(fs.Arg(0), &audit.Verifier{Partial: *partial, RefName: "line", Roots: roots, Restored: *restored}, stdout)
+}
+
+// readRootsFile reads the published checkpoint roots; none when path is "".
+func readRootsFile(path string) (map[int64]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	roots, err := audit.ReadRoots(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("--roots %s: %w", path, err)
+	}
+	return roots, nil
+}
+
+// verifyDatabase verifies the trail in the database and prints the report.
+func verifyDatabase(ctx context.Context, cfg config, v *audit.Verifier, stdout io.Writer) error {
+	s, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	rep, err := audit.NewTrail(s).VerifyDB(ctx, v)
+	if err != nil {
+		return err
+	}
+	return printReport(stdout, "the database", rep)
+}
+
+// verifyFile verifies an export file, read as many times as the verifier
+// asks, and prints the report.
+func verifyFile(path string, v *audit.Verifier, stdout io.Writer) error {
 	each := func(fn func(domain.AuditEvent, int64) error) error {
 		f, err := os.Open(path)
 		if err != nil {
@@ -169,7 +228,7 @@ func auditVerify(ctx context.Context, cfg config, args []string, stdout io.Write
 		_, err = audit.DecodeExport(f, fn)
 		return err
 	}
-	rep, err := audit.VerifyEvents(&audit.Verifier{Partial: *partial, RefName: "line", Roots: roots, Restored: *restored}, each, nil)
+	rep, err := audit.VerifyEvents(v, each, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

@@ -82,15 +82,15 @@ func notifyFromEnv(getenv func(string) string) (notifyConfig, error) {
 
 func configFromEnv(getenv func(string) string) (config, error) {
 	c := config{
-		DatabaseURL:       or(getenv("HANDOFF_DATABASE_URL"), "sqlite://handoff.db"),
-		Addr:              or(getenv("HANDOFF_ADDR"), "127.0.0.1:8080"),
+		DatabaseURL:       orDefault(getenv("HANDOFF_DATABASE_URL"), "sqlite://handoff.db"),
+		Addr:              orDefault(getenv("HANDOFF_ADDR"), "127.0.0.1:8080"),
 		Cards:             getenv("HANDOFF_CARDS"),
 		SweepInterval:     5 * time.Second,
 		MaxCausationDepth: domain.MaxCausationDepth,
 		BodyLimit:         256 << 10,
 		ShutdownTimeout:   20 * time.Second,
 		TokenCache:        auth.DefaultTokenCacheTTL,
-		LogFormat:         or(getenv("HANDOFF_LOG_FORMAT"), "text"),
+		LogFormat:         orDefault(getenv("HANDOFF_LOG_FORMAT"), "text"),
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return c, fmt.Errorf("HANDOFF_LOG_FORMAT: %q is neither text nor json", c.LogFormat)
@@ -191,7 +191,8 @@ func (c config) logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, nil))
 }
 
-func or(v, def string) string {
+// orDefault is v, or def when v is empty.
+func orDefault(v, def string) string {
 	if v == "" {
 		return def
 	}

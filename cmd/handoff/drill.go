@@ -25,116 +25,195 @@ import (
 // drillCmd runs `handoff drill` and `handoff drill verify RECEIPT`.
 func drillCmd(ctx context.Context, cfg config, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "verify" {
-		if len(args) != 2 {
-			return fmt.Errorf("usage: handoff drill verify RECEIPT.json")
-		}
-		s, err := store.Open(ctx, cfg.DatabaseURL)
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		msg, err := verifyReceipt(ctx, s, args[1])
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, msg)
-		return nil
+		return drillVerify(ctx, cfg, args, stdout)
 	}
-	fs := flag.NewFlagSet("drill", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	typ := fs.String("type", "", "the operation type to drill (default: every type)")
-	url := fs.String("url", "", "a running Handoff to drill (default: an embedded one on a throwaway database)")
-	token := fs.String("token", "", "a workflow token of the running Handoff (with --url)")
-	operatorToken := fs.String("operator-token", "", "a person's bearer token with the operator role (with --url)")
-	approverToken := fs.String("approver-token", "", "another person's bearer token with the approver role (with --url)")
-	receipts := fs.String("receipts", "", "where to write receipts (default: each card's receipts field, else ./receipts)")
-	by := fs.String("by", "", "who runs the drill (default: the OS user and host)")
-	maxWait := fs.Duration("max-wait", 2*time.Minute, "the longest the drill waits for a retry or a key retention")
-	if err := fs.Parse(args); err != nil {
+	flags, err := parseDrillFlags(args, stderr)
+	if err != nil {
 		return err
 	}
-	opts := drill.Options{HandoffVersion: handoffVersion(), RanBy: or(*by, whoAmI()), MaxWait: *maxWait}
+	opts := drill.Options{HandoffVersion: handoffVersion(), RanBy: orDefault(flags.by, whoAmI()), MaxWait: flags.maxWait}
 	var record recorder
-	if *url != "" {
-		if *token == "" {
-			return fmt.Errorf("drill: --url needs --token, a workflow token of that Handoff")
-		}
-		wf := client.New(*url, *token)
-		ns, err := drillTokenNamespace(ctx, wf)
-		if err != nil {
-			return err
-		}
-		opts.Workflow, opts.Namespace = wf, ns
-		if *operatorToken != "" {
-			opts.Operator = client.New(*url, *operatorToken)
-		}
-		if *approverToken != "" {
-			opts.Approver = client.New(*url, *approverToken)
-		}
-		// The receipt is recorded at the Handoff that was drilled, through
-		// its API, so its Types page shows it and its audit trail holds the
-		// hash — never in whatever local database this process would find.
-		record = recordAt(opts.Workflow)
+	if flags.url != "" {
+		record, err = drillRemote(ctx, flags, &opts)
 	} else {
-		// Receipts are stored where the Handoff keeps its data: the same
-		// HANDOFF_DATABASE_URL as the server's, so its Types page shows them.
-		s, err := store.Open(ctx, cfg.DatabaseURL)
-		if err != nil {
-			return err
+		var done func()
+		record, done, err = drillEmbedded(ctx, cfg, &opts)
+		if err == nil {
+			defer done()
 		}
-		defer s.Close()
-		record = recordIn(s)
-		// The cards are this configuration's (HANDOFF_CARDS), versioned as
-		// serve versions them, so a receipt names the version the server
-		// will show.
-		cards, err := cfg.loadCards()
-		if err != nil {
-			return err
-		}
-		versions, err := s.SyncCards(ctx, cards)
-		if err != nil {
-			return err
-		}
-		stampCards(cards, versions)
-		dir, err := os.MkdirTemp("", "handoff-drill-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		scratch, err := store.Open(ctx, "sqlite://"+filepath.Join(dir, "drill.db"))
-		if err != nil {
-			return err
-		}
-		defer scratch.Close()
-		emb, err := startEmbedded(ctx, scratch, cards)
-		if err != nil {
-			return err
-		}
-		defer emb.Close()
-		opts.Workflow, opts.Operator, opts.Approver, opts.Notes = emb.Workflow, emb.Operator, emb.Approver, emb.Notes
-		opts.LookupRoute = emb.LookupRoute
-		opts.ExecuteRoute = emb.ExecuteRoute
-		opts.Namespace = emb.Namespace
 	}
-	list, err := drill.Types(ctx, opts.Workflow)
 	if err != nil {
-		return fmt.Errorf("drill: reading the operation types: %w", err)
+		return err
 	}
-	if *typ != "" {
-		list = filterTypes(list, *typ)
-		if len(list) == 0 {
-			return fmt.Errorf("drill: no operation type named %q", *typ)
-		}
+	list, err := drillTypes(ctx, opts.Workflow, flags.typ)
+	if err != nil {
+		return err
 	}
-	_, err = drillAndRecord(ctx, record, opts, list, *receipts, stdout)
+	_, err = drillAndRecord(ctx, record, opts, list, flags.receipts, stdout)
 	return err
 }
 
-// drillTokenNamespace answers the namespace of a running Handoff's workflow
-// token, looked up in its database (the one receipts are stored in), and
-// refuses one outside the drill namespace before the drill registers
-// anything: elsewhere its operations would notify real people and could be
-// claimed by real workers.
+// drillVerify runs `handoff drill verify RECEIPT`.
+func drillVerify(ctx context.Context, cfg config, args []string, stdout io.Writer) error {
+	if len(args) != 2 {
+		return fmt.Errorf("usage: handoff drill verify RECEIPT.json")
+	}
+	s, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	msg, err := verifyReceipt(ctx, s, args[1])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, msg)
+	return nil
+}
+
+// drillFlags are `handoff drill`'s flags.
+type drillFlags struct {
+	typ, url, token, operatorToken, approverToken, receipts, by string
+	maxWait                                                     time.Duration
+}
+
+// parseDrillFlags reads `handoff drill`'s flags.
+func parseDrillFlags(args []string, stderr io.Writer) (drillFlags, error) {
+	var f drillFlags
+	fs := flag.NewFlagSet("drill", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.typ, "type", "", "the operation type to drill (default: every type)")
+	fs.StringVar(&f.url, "url", "", "a running Handoff to drill (default: an embedded one on a throwaway database)")
+	fs.StringVar(&f.token, "token", "", "a workflow token of the running Handoff (with --url)")
+	fs.StringVar(&f.operatorToken, "operator-token", "", "a person's bearer token with the operator role (with --url)")
+	fs.StringVar(&f.approverToken, "approver-token", "", "another person's bearer token with the approver role (with --url)")
+	fs.StringVar(&f.receipts, "receipts", "", "where to write receipts (default: each card's receipts field, else ./receipts)")
+	fs.StringVar(&f.by, "by", "", "who runs the drill (default: the OS user and host)")
+	fs.DurationVar(&f.maxWait, "max-wait", 2*time.Minute, "the longest the drill waits for a retry or a key retention")
+	return f, fs.Parse(args)
+}
+
+// drillRemote points the drill at a running Handoff (--url) with the
+// given tokens.
+func drillRemote(ctx context.Context, flags drillFlags, opts *drill.Options) (recorder, error) {
+	if flags.token == "" {
+		return nil, fmt.Errorf("drill: --url needs --token, a workflow token of that Handoff")
+	}
+	wf := client.New(flags.url, flags.token)
+	ns, err := drillTokenNamespace(ctx, wf)
+	if err != nil {
+		return nil, err
+	}
+	opts.Workflow, opts.Namespace = wf, ns
+	if flags.operatorToken != "" {
+		opts.Operator = client.New(flags.url, flags.operatorToken)
+	}
+	if flags.approverToken != "" {
+		opts.Approver = client.New(flags.url, flags.approverToken)
+	}
+	// The receipt is recorded at the Handoff that was drilled, through
+	// its API, so its Types page shows it and its audit trail holds the
+	// hash — never in whatever local database this process would find.
+	return recordAt(opts.Workflow), nil
+}
+
+// drillEmbedded points the drill at an embedded Handoff on a throwaway
+// database, with receipts recorded in the configured one; done closes
+// both databases and the embedded Handoff.
+func drillEmbedded(ctx context.Context, cfg config, opts *drill.Options) (record recorder, done func(), err error) {
+	var opened closers
+	defer func() {
+		if err != nil {
+			opened.close()
+		}
+	}()
+	// Receipts are stored where the Handoff keeps its data: the same
+	// HANDOFF_DATABASE_URL as the server's, so its Types page shows them.
+	s, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	opened.add(func() { s.Close() })
+	cards, err := drillCards(ctx, cfg, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	emb, err := startScratch(ctx, cards, &opened)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.Workflow, opts.Operator, opts.Approver, opts.Notes = emb.Workflow, emb.Operator, emb.Approver, emb.Notes
+	opts.LookupRoute = emb.LookupRoute
+	opts.ExecuteRoute = emb.ExecuteRoute
+	opts.Namespace = emb.Namespace
+	return recordIn(s), opened.close, nil
+}
+
+// drillCards are this configuration's cards (HANDOFF_CARDS), versioned as
+// serve versions them, so a receipt names the version the server will
+// show.
+func drillCards(ctx context.Context, cfg config, s *store.Store) (domain.Cards, error) {
+	cards, err := cfg.loadCards()
+	if err != nil {
+		return nil, err
+	}
+	versions, err := s.SyncCards(ctx, cards)
+	if err != nil {
+		return nil, err
+	}
+	stampCards(cards, versions)
+	return cards, nil
+}
+
+// startScratch starts the embedded Handoff on a SQLite database in a
+// temporary folder; opened gets what to close and remove afterwards.
+func startScratch(ctx context.Context, cards domain.Cards, opened *closers) (*embeddedHandoff, error) {
+	dir, err := os.MkdirTemp("", "handoff-drill-")
+	if err != nil {
+		return nil, err
+	}
+	opened.add(func() { os.RemoveAll(dir) })
+	scratch, err := store.Open(ctx, "sqlite://"+filepath.Join(dir, "drill.db"))
+	if err != nil {
+		return nil, err
+	}
+	opened.add(func() { scratch.Close() })
+	emb, err := startEmbedded(ctx, scratch, cards)
+	if err != nil {
+		return nil, err
+	}
+	opened.add(emb.Close)
+	return emb, nil
+}
+
+// closers are what a command opened, closed in the reverse order, as
+// deferred calls would be.
+type closers []func()
+
+func (cs *closers) add(f func()) { *cs = append(*cs, f) }
+
+func (cs closers) close() {
+	for i := len(cs) - 1; i >= 0; i-- {
+		cs[i]()
+	}
+}
+
+// drillTypes are the operation types to drill: every one of the drilled
+// Handoff's, or the one named.
+func drillTypes(ctx context.Context, wf *client.Client, name string) ([]drill.Card, error) {
+	list, err := drill.Types(ctx, wf)
+	if err != nil {
+		return nil, fmt.Errorf("drill: reading the operation types: %w", err)
+	}
+	if name != "" {
+		list = filterTypes(list, name)
+		if len(list) == 0 {
+			return nil, fmt.Errorf("drill: no operation type named %q", name)
+		}
+	}
+	return list, nil
+}
+
 // drillTokenNamespace asks the drilled Handoff who --token is, before the
 // drill registers anything: a drill runs only in the drill namespace, whose
 // operations never notify, so a token of another namespace is refused.
@@ -169,17 +248,7 @@ func filterTypes(list []drill.Card, name string) []drill.Card {
 func drillAndRecord(ctx context.Context, record recorder, opts drill.Options, list []drill.Card, dir string, out io.Writer) ([]drill.Receipt, error) {
 	var done []drill.Receipt
 	var problems []string
-	// The types are drilled at once (each on its own keys and its own
-	// sandbox), then recorded one by one in order.
-	recs := make([]drill.Receipt, len(list))
-	errs := make([]error, len(list))
-	var wg sync.WaitGroup
-	for i, card := range list {
-		if drill.Refuse(card) == nil {
-			wg.Go(func() { recs[i], errs[i] = drill.Run(ctx, opts, card) })
-		}
-	}
-	wg.Wait()
+	recs, errs := drillAll(ctx, opts, list)
 	for i, card := range list {
 		if err := drill.Refuse(card); err != nil {
 			fmt.Fprintf(out, "REFUSED %s: %v\n", card.Name, err)
@@ -192,7 +261,7 @@ func drillAndRecord(ctx context.Context, record recorder, opts drill.Options, li
 		}
 		where := dir
 		if where == "" {
-			where = or(card.Receipts, "receipts")
+			where = orDefault(card.Receipts, "receipts")
 		}
 		p, raw, err := drill.Write(where, rec)
 		if err != nil {
@@ -202,12 +271,7 @@ func drillAndRecord(ctx context.Context, record recorder, opts drill.Options, li
 			return done, err
 		}
 		done = append(done, rec)
-		fmt.Fprintf(out, "%s %s (card version %d): %s — receipt %s\n", strings.ToUpper(rec.Verdict), rec.Type, rec.Card.Version, caseTally(rec), p)
-		for _, c := range rec.Cases {
-			if c.Verdict == drill.VerdictFail || c.Verdict == drill.VerdictSkipped {
-				fmt.Fprintf(out, "  case %d, %s: %s: %s\n", c.Number, c.Name, strings.ToUpper(c.Verdict), c.Explanation)
-			}
-		}
+		printReceipt(out, rec, p)
 		if rec.Verdict != drill.VerdictPass {
 			problems = append(problems, fmt.Sprintf("%s: %s", rec.Type, rec.Verdict))
 		}
@@ -218,6 +282,34 @@ func drillAndRecord(ctx context.Context, record recorder, opts drill.Options, li
 	return done, nil
 }
 
+// drillAll drills the types the drill does not refuse, at once (each on
+// its own keys and its own sandbox); the receipts are recorded one by one
+// in order afterwards.
+func drillAll(ctx context.Context, opts drill.Options, list []drill.Card) ([]drill.Receipt, []error) {
+	recs := make([]drill.Receipt, len(list))
+	errs := make([]error, len(list))
+	var wg sync.WaitGroup
+	for i, card := range list {
+		if drill.Refuse(card) == nil {
+			wg.Go(func() { recs[i], errs[i] = drill.Run(ctx, opts, card) })
+		}
+	}
+	wg.Wait()
+	return recs, errs
+}
+
+// printReceipt says a type's verdict, where its receipt is, and each case
+// that failed or was skipped.
+func printReceipt(out io.Writer, rec drill.Receipt, path string) {
+	fmt.Fprintf(out, "%s %s (card version %d): %s — receipt %s\n", strings.ToUpper(rec.Verdict), rec.Type, rec.Card.Version, caseTally(rec), path)
+	for _, c := range rec.Cases {
+		if c.Verdict == drill.VerdictFail || c.Verdict == drill.VerdictSkipped {
+			fmt.Fprintf(out, "  case %d, %s: %s: %s\n", c.Number, c.Name, strings.ToUpper(c.Verdict), c.Explanation)
+		}
+	}
+}
+
+// caseTally counts the receipt's cases by verdict.
 func caseTally(r drill.Receipt) string {
 	n := map[string]int{}
 	for _, c := range r.Cases {

@@ -69,44 +69,79 @@ func startRetries(ctx context.Context, loops *sync.WaitGroup, ledger *domain.Led
 // executeCmd sends one POST /v1/execute/TYPE to a running Handoff, as a
 // workflow tool would, and prints the answer: `handoff execute TYPE KEY`.
 func executeCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("execute", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	base := fs.String("url", "http://"+cfg.Addr, "the running Handoff")
-	token := fs.String("token", os.Getenv("HANDOFF_API_TOKEN"), "a workflow token (default $HANDOFF_API_TOKEN)")
-	content := fs.String("content", "{}", "the content, a JSON object")
-	async := fs.Bool("async", false, "ask for Prefer: respond-async: answered 202 at once")
-	if len(args) < 2 || strings.HasPrefix(args[0], "-") || strings.HasPrefix(args[1], "-") {
-		return fmt.Errorf("usage: handoff execute TYPE KEY [--content JSON] [--url URL] [--token TOKEN] [--async]")
-	}
-	typ, key := args[0], args[1]
-	if err := fs.Parse(args[2:]); err != nil {
-		return fmt.Errorf("execute: %w", err)
-	}
-	var obj map[string]any
-	if json.Unmarshal([]byte(*content), &obj) != nil {
-		return fmt.Errorf("execute: --content is not a JSON object")
-	}
-	if *token == "" {
-		return fmt.Errorf("execute: a workflow token is required: --token or HANDOFF_API_TOKEN")
+	a, err := parseExecuteArgs(cfg, args)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
-		strings.TrimSuffix(*base, "/")+"/v1/execute/"+url.PathEscape(typ), bytes.NewReader([]byte(*content)))
+	req, err := a.request(ctx)
 	if err != nil {
 		return fmt.Errorf("execute: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+*token)
-	req.Header.Set("Idempotency-Key", key)
-	if *async {
-		req.Header.Set("Prefer", "respond-async")
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("execute: %w", err)
 	}
 	defer resp.Body.Close()
+	printAnswer(resp, stdout)
+	if resp.StatusCode >= 300 && resp.StatusCode != http.StatusAccepted {
+		return fmt.Errorf("execute: %s", resp.Status)
+	}
+	return nil
+}
+
+// executeArgs are `handoff execute`'s type, key and flags.
+type executeArgs struct {
+	typ, key, base, token, content string
+	async                          bool
+}
+
+// parseExecuteArgs reads `handoff execute TYPE KEY [flags]`.
+func parseExecuteArgs(cfg config, args []string) (executeArgs, error) {
+	var a executeArgs
+	fs := flag.NewFlagSet("execute", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&a.base, "url", "http://"+cfg.Addr, "the running Handoff")
+	fs.StringVar(&a.token, "token", os.Getenv("HANDOFF_API_TOKEN"), "a workflow token (default $HANDOFF_API_TOKEN)")
+	fs.StringVar(&a.content, "content", "{}", "the content, a JSON object")
+	fs.BoolVar(&a.async, "async", false, "ask for Prefer: respond-async: answered 202 at once")
+	if len(args) < 2 || strings.HasPrefix(args[0], "-") || strings.HasPrefix(args[1], "-") {
+		return a, fmt.Errorf("usage: handoff execute TYPE KEY [--content JSON] [--url URL] [--token TOKEN] [--async]")
+	}
+	a.typ, a.key = args[0], args[1]
+	if err := fs.Parse(args[2:]); err != nil {
+		return a, fmt.Errorf("execute: %w", err)
+	}
+	var obj map[string]any
+	if json.Unmarshal([]byte(a.content), &obj) != nil {
+		return a, fmt.Errorf("execute: --content is not a JSON object")
+	}
+	if a.token == "" {
+		return a, fmt.Errorf("execute: a workflow token is required: --token or HANDOFF_API_TOKEN")
+	}
+	return a, nil
+}
+
+// request is the POST /v1/execute/TYPE the arguments ask for.
+func (a executeArgs) request(ctx context.Context) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
+		strings.TrimSuffix(a.base, "/")+"/v1/execute/"+url.PathEscape(a.typ), bytes.NewReader([]byte(a.content)))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	req.Header.Set("Idempotency-Key", a.key)
+	if a.async {
+		req.Header.Set("Prefer", "respond-async")
+	}
+	return req, nil
+}
+
+// printAnswer prints the answer's status, the headers a workflow reads,
+// and its body (up to 1 MiB), indented when it is JSON.
+func printAnswer(resp *http.Response, stdout io.Writer) {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	fmt.Fprintf(stdout, "%s\n", resp.Status)
 	for _, h := range []string{"Idempotent-Replayed", "Location", "Retry-After"} {
@@ -119,8 +154,4 @@ func executeCmd(ctx context.Context, cfg config, args []string, stdout io.Writer
 		body = pretty.Bytes()
 	}
 	fmt.Fprintf(stdout, "%s\n", body)
-	if resp.StatusCode >= 300 && resp.StatusCode != http.StatusAccepted {
-		return fmt.Errorf("execute: %s", resp.Status)
-	}
-	return nil
 }

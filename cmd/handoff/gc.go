@@ -5,9 +5,9 @@ import "runtime/debug"
 // serverGCPercent is the garbage collector's target for `handoff serve`
 // when the environment names none. The server's live heap is small (a few
 // requests' JSON and statements each), so at Go's default of 100 it
-// collects very often: measured at 16 clients on 2 cores, 400 cut the
-// server's CPU per lifecycle by 15–25% (0.82–1.02 ms to 0.70–0.75 ms), CPU
-// that PostgreSQL shares on a small machine. The price is a heap up to five
+// collects very often; at 400 it spends less of the server's CPU per
+// lifecycle on collection (docs/design/performance-log.md), CPU that
+// PostgreSQL shares on a small machine. The price is a heap up to five
 // times what is live instead of twice; GOGC or GOMEMLIMIT in the
 // environment take precedence.
 const serverGCPercent = 400

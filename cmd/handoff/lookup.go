@@ -50,6 +50,36 @@ func startLookups(ctx context.Context, loops *sync.WaitGroup, ledger *domain.Led
 // lookupCmd runs a type's lookup adapter once for a key, as the reconciler
 // would, and prints what it read: `handoff lookup TYPE KEY`.
 func lookupCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) error {
+	op, err := parseLookupArgs(args)
+	if err != nil {
+		return err
+	}
+	cards, err := cfg.loadCards()
+	if err != nil {
+		return err
+	}
+	card, err := cards.Get(op.Type)
+	if err != nil {
+		return err
+	}
+	if card.LookupAdapter == nil {
+		return fmt.Errorf("operation type %s has no lookup_adapter", op.Type)
+	}
+	if !json.Valid(op.Content) {
+		return fmt.Errorf("lookup: --content is not JSON")
+	}
+	allow, err := lookupAllowPrivate(os.Getenv)
+	if err != nil {
+		return err
+	}
+	t := lookup.New(allow, os.Getenv).Look(ctx, *card.LookupAdapter, op)
+	printLookup(stdout, t, card)
+	return nil
+}
+
+// parseLookupArgs reads `handoff lookup TYPE KEY [flags]` as the operation
+// the lookup is for.
+func parseLookupArgs(args []string) (domain.Operation, error) {
 	fs := flag.NewFlagSet("lookup", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	ns := fs.String("namespace", "default", "the operation's namespace (for its provider key)")
@@ -57,36 +87,23 @@ func lookupCmd(ctx context.Context, cfg config, args []string, stdout io.Writer)
 	eventID := fs.String("event-id", "", "the event ID, for {event_id}")
 	content := fs.String("content", "{}", "the content sent, as JSON, for {content.…} and found.compare")
 	if len(args) < 2 || strings.HasPrefix(args[0], "-") || strings.HasPrefix(args[1], "-") {
-		return fmt.Errorf("usage: handoff lookup TYPE KEY [--namespace NS] [--provider-key K] [--event-id E] [--content JSON]")
+		return domain.Operation{}, fmt.Errorf("usage: handoff lookup TYPE KEY [--namespace NS] [--provider-key K] [--event-id E] [--content JSON]")
 	}
 	typ, key := args[0], args[1]
 	if err := fs.Parse(args[2:]); err != nil {
-		return fmt.Errorf("lookup: %w", err)
-	}
-	cards, err := cfg.loadCards()
-	if err != nil {
-		return err
-	}
-	card, err := cards.Get(typ)
-	if err != nil {
-		return err
-	}
-	if card.LookupAdapter == nil {
-		return fmt.Errorf("operation type %s has no lookup_adapter", typ)
-	}
-	if !json.Valid([]byte(*content)) {
-		return fmt.Errorf("lookup: --content is not JSON")
+		return domain.Operation{}, fmt.Errorf("lookup: %w", err)
 	}
 	op := domain.Operation{Namespace: *ns, Key: key, Type: typ, EventID: *eventID, Content: json.RawMessage(*content),
 		ProviderKey: *providerKey}
 	if op.ProviderKey == "" {
 		op.ProviderKey = domain.ProviderKeyFor(*ns, key)
 	}
-	allow, err := lookupAllowPrivate(os.Getenv)
-	if err != nil {
-		return err
-	}
-	t := lookup.New(allow, os.Getenv).Look(ctx, *card.LookupAdapter, op)
+	return op, nil
+}
+
+// printLookup prints the request, what it read, and what the reconciler
+// would do with that.
+func printLookup(stdout io.Writer, t domain.LookupTry, card domain.Card) {
 	fmt.Fprintf(stdout, "%s %s\n", t.Method, t.URL)
 	fmt.Fprintf(stdout, "result:  %s\n", t.Summary())
 	fmt.Fprintf(stdout, "latency: %s\n", time.Duration(t.LatencyMs)*time.Millisecond)
@@ -100,5 +117,4 @@ func lookupCmd(ctx context.Context, cfg config, args []string, stdout io.Writer)
 	default:
 		fmt.Fprintf(stdout, "would:   look again for %s, then hand it to a person with the evidence\n", card.LookupAdapter.Window)
 	}
-	return nil
 }

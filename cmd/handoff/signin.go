@@ -30,7 +30,7 @@ type signInConfig struct {
 func signInFromEnv(getenv func(string) string, addr string) (signInConfig, error) {
 	c := signInConfig{Issuer: getenv("HANDOFF_OIDC_ISSUER"), ClientID: getenv("HANDOFF_OIDC_CLIENT_ID"),
 		ClientSecret: getenv("HANDOFF_OIDC_CLIENT_SECRET"), PublicURL: strings.TrimSuffix(getenv("HANDOFF_PUBLIC_URL"), "/"),
-		RolesClaim: or(getenv("HANDOFF_OIDC_ROLES_CLAIM"), "groups"), DiscoveryTimeout: 10 * time.Second,
+		RolesClaim: orDefault(getenv("HANDOFF_OIDC_ROLES_CLAIM"), "groups"), DiscoveryTimeout: 10 * time.Second,
 		IdleTimeout: auth.DefaultIdleTimeout, AbsoluteTimeout: auth.DefaultAbsoluteTimeout}
 	for _, d := range []struct {
 		name string
