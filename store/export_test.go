@@ -191,7 +191,7 @@ func ForgetLeased(s *Store, id string) { s.lc.forget(id) }
 func SchemaColumns() map[string][]string {
 	names := func(s string) []string { return strings.Split(s, ", ") }
 	return map[string][]string{
-		"operations":       names(opColumns),
+		"operations":       append(names(opColumns), opGenerated...),
 		"audit_events":     names(auditColumns),
 		"attempts":         names(columnNames(attemptTable, identity, state)),
 		"content_versions": names(columnNames(contentTable, identity, state)),
