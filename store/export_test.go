@@ -187,6 +187,9 @@ func Loads(s *Store) int64 { return s.lc.loads.Load() }
 // ForgetLeased drops the operation from the lease cache.
 func ForgetLeased(s *Store, id string) { s.lc.forget(id) }
 
+// OpColumns are the columns of operations the store writes and reads.
+var OpColumns = opColumns
+
 // SchemaColumns are schema.go's tables and their columns.
 func SchemaColumns() map[string][]string {
 	names := func(s string) []string { return strings.Split(s, ", ") }

@@ -82,11 +82,12 @@ func (s *Store) Total(ctx context.Context, q domain.ListQuery, most int) (int, e
 // with Until, a page before).
 //
 // Each order is one index read forwards or backwards: (created_at, id) is
-// operations_list, and operations_desk after the queue's state; newest
-// first and a previous page read it backwards, and PostgreSQL and SQLite
-// both scan a B-tree either way. RecentFirst's (updated_at, id) has no
-// index but content retention's partial one; it sorts what the filter
-// keeps, which the desk asks only of the queue's few items and Approvals.
+// operations_list, and operations_desk after the queue's desk_state;
+// newest first and a previous page read it backwards, and PostgreSQL and
+// SQLite both scan a B-tree either way. RecentFirst's (updated_at, id) has
+// no index (none of operations names updated_at: migration 00029); it
+// sorts what the filter keeps, which the desk asks only of the queue's few
+// items and Approvals.
 func (s *Store) listSQL(q domain.ListQuery) (string, []any, int, error) {
 	where, args, err := s.listWhere(q)
 	if err != nil {
