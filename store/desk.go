@@ -215,10 +215,11 @@ func (s *Store) CreateBatch(ctx context.Context, changes []domain.Change) error 
 	// a vacuum, which also merges the GIN indexes' pending lists (a search
 	// would otherwise read every row loaded since, one by one) — those of
 	// operations and of the search's side table (migration 00012), which
-	// the load filled through its triggers, as it did 00022's identifiers.
+	// the load filled through its triggers, as it did 00022's identifiers,
+	// and 00029's side tables.
 	sql := "ANALYZE operations"
 	if s.dialect == "postgres" {
-		sql = "VACUUM (ANALYZE) operations, operation_search"
+		sql = "VACUUM (ANALYZE) operations, operation_search, open_operations, final_operations, operation_result_refs"
 	}
 	return translate(s.db.WithContext(ctx).Exec(sql).Error, "operation")
 }
