@@ -29,14 +29,14 @@ func TestLifecycleActions_areTheIndexPredicate(t *testing.T) {
 	}
 }
 
-// The twin check reads operations_twins only if it spells the index's
-// predicate: the open states the store writes must be the last migration's
-// that made the index, in both dialects.
-func TestTwinStates_areTheIndexPredicate(t *testing.T) {
+// The twin check reads open_operations, which holds the operations in the
+// open states: the trigger of the last migration that made the table
+// must keep the states the domain names, in both dialects.
+func TestTwinStates_areTheOpenOperations(t *testing.T) {
 	for _, dialect := range []string{"postgres", "sqlite"} {
-		last, up := lastIndexMigration(t, dialect, "operations_twins")
-		if !strings.Contains(up, "WHERE state IN "+twinStatesSQL+";") {
-			t.Errorf("%s %s: the twins' index is not over the states %s", dialect, last, twinStatesSQL)
+		last, up := lastMigrationWith(t, dialect, "CREATE TABLE open_operations ")
+		if !strings.Contains(up, "state IN "+twinStatesSQL) {
+			t.Errorf("%s %s: open_operations does not hold the states %s", dialect, last, twinStatesSQL)
 		}
 	}
 }
@@ -44,6 +44,13 @@ func TestTwinStates_areTheIndexPredicate(t *testing.T) {
 // lastIndexMigration is the name and the Up part of the dialect's last
 // migration that creates the index: where its predicate now stands.
 func lastIndexMigration(t *testing.T, dialect, index string) (name, up string) {
+	t.Helper()
+	return lastMigrationWith(t, dialect, "CREATE INDEX "+index+" ")
+}
+
+// lastMigrationWith is the name and the Up part of the dialect's last
+// migration whose Up part holds text.
+func lastMigrationWith(t *testing.T, dialect, text string) (name, up string) {
 	t.Helper()
 	fsys, err := migrations.For(dialect)
 	if err != nil {
@@ -54,7 +61,7 @@ func lastIndexMigration(t *testing.T, dialect, index string) (name, up string) {
 	for _, n := range names {
 		b, _ := fs.ReadFile(fsys, n)
 		s, _, _ := strings.Cut(string(b), "-- +goose Down")
-		if strings.Contains(s, "CREATE INDEX "+index+" ") {
+		if strings.Contains(s, text) {
 			name, up = n, s
 		}
 	}

@@ -19,7 +19,8 @@ func (s *Store) ClaimReady(ctx context.Context, q domain.ReadyQuery, decide func
 		out = out[:0]
 		now := s.now().UTC()
 		nowSQL, nowArgs := s.dialect.nowSQL(now)
-		where := []string{"namespace = ?", "(state = 'received' OR (state = 'failed_retryable' AND next_retry_at <= " + nowSQL + "))"}
+		// queued is operations_ready's predicate (migration 00029).
+		where := []string{"namespace = ?", "queued", "(state = 'received' OR (state = 'failed_retryable' AND next_retry_at <= " + nowSQL + "))"}
 		args := append([]any{q.Namespace}, nowArgs...)
 		if len(q.Types) > 0 {
 			where = append(where, "type IN ?")
@@ -70,8 +71,11 @@ func (s *Store) Overdue(ctx context.Context, q domain.OverdueQuery) ([]domain.Op
 	now := s.now().UTC()
 	nowSQL, nowArgs := s.dialect.nowSQL(now)
 	var rows []operationWithClock
-	sql := "SELECT operations.*, " + s.dbNow() + " AS db_now FROM operations WHERE state IN ('processing', 'action_pending') AND lease_expires_at <= " + nowSQL +
-		" ORDER BY lease_expires_at LIMIT ?"
+	// The leases are open_operations' (migration 00029), in the order of
+	// their expiry by its index open_operations_lease_expiry.
+	sql := "SELECT operations.*, " + s.dbNow() + " AS db_now FROM open_operations l JOIN operations ON operations.id = l.id" +
+		" WHERE l.lease_expires_at IS NOT NULL AND l.lease_expires_at <= " + nowSQL +
+		" AND operations.state IN ('processing', 'action_pending') ORDER BY l.lease_expires_at LIMIT ?"
 	if err := s.db.WithContext(ctx).Raw(sql, append(nowArgs, q.Limit)...).Scan(&rows).Error; err != nil {
 		return nil, time.Time{}, translate(err, "operation")
 	}
@@ -80,7 +84,7 @@ func (s *Store) Overdue(ctx context.Context, q domain.OverdueQuery) ([]domain.Op
 			break
 		}
 		var more []operationWithClock
-		sql := "SELECT operations.*, " + s.dbNow() + " AS db_now FROM operations WHERE state = 'failed_retryable' AND type = ? AND first_attempt_at <= ? ORDER BY first_attempt_at LIMIT ?"
+		sql := "SELECT operations.*, " + s.dbNow() + " AS db_now FROM operations WHERE queued AND state = 'failed_retryable' AND type = ? AND first_attempt_at <= ? ORDER BY first_attempt_at LIMIT ?"
 		cutoff := now.Add(-d)
 		if s.dialect.keepsClock() {
 			if err := s.db.WithContext(ctx).Raw("SELECT now()").Scan(&now).Error; err != nil {
@@ -128,7 +132,7 @@ func (s *Store) lapsedGuards(ctx context.Context, typ string, retention time.Dur
 		}
 	}
 	var rows []operationWithClock
-	sql := "SELECT operations.*, " + s.dbNow() + " AS db_now FROM operations WHERE state IN ('received', 'failed_retryable') AND type = ?" +
+	sql := "SELECT operations.*, " + s.dbNow() + " AS db_now FROM operations WHERE queued AND state IN ('received', 'failed_retryable') AND type = ?" +
 		" AND last_error_code = ? AND provider_key_first_sent_at <= ? ORDER BY provider_key_first_sent_at LIMIT ?"
 	err := s.db.WithContext(ctx).Raw(sql, typ, domain.CodeResendGuarded, now.UTC().Add(-retention), limit).Scan(&rows).Error
 	return rows, translate(err, "operation")

@@ -204,3 +204,50 @@ func TestRegisterClaim_oneEvent(t *testing.T) {
 		t.Fatalf("three calls: timeline %v at version %d", got, b.Version)
 	}
 }
+
+// TestSweep_followsTheLease: the sweep finds a lease by the time it ends
+// now — the lease a claim after the registration gave, the lease a
+// heartbeat extended — not the one the operation had before (the leases
+// are open_operations' copies on both databases: migration 00029).
+func TestSweep_followsTheLease(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.New(t)
+	clock := time.Now().UTC()
+	if !storetest.Postgres() {
+		db.SetClock(func() time.Time { return clock })
+	}
+	l := domain.NewLedger(db, testCards())
+	l.Now = func() time.Time { return clock }
+	queued, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: "evt_1:queued", Type: "crm.task.create",
+		Content: json.RawMessage(`{"key":"queued"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Workflow.Claim(ctx, wf, queued.Operation.ID, domain.Claim{Worker: "w", Lease: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: "evt_1:kept", Type: "crm.task.create",
+		Content: json.RawMessage(`{"key":"kept"}`), Claim: &domain.Claim{Worker: "w", Lease: time.Second}})
+	if err != nil || kept.Claim == nil {
+		t.Fatalf("register: %+v %v", kept, err)
+	}
+	if _, err := l.Workflow.Heartbeat(ctx, wf, kept.Operation.ID, domain.Heartbeat{LeaseToken: kept.Claim.Lease.Token, Lease: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if storetest.Postgres() {
+		time.Sleep(1100 * time.Millisecond) // PostgreSQL's clock cannot be moved
+	} else {
+		clock = clock.Add(2 * time.Second)
+	}
+	ops, _, err := db.Overdue(ctx, domain.OverdueQuery{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, op := range ops {
+		ids = append(ids, op.ID)
+	}
+	if len(ids) != 1 || ids[0] != queued.Operation.ID {
+		t.Errorf("overdue %v, want only the claimed %s (the heartbeat's %s runs an hour)", ids, queued.Operation.ID, kept.Operation.ID)
+	}
+}

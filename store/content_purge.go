@@ -33,10 +33,13 @@ func (s *Store) PurgeContent(ctx context.Context, cutoff time.Time, limit int) (
 	}
 	n := 0
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
-		lock := s.dialect.skipLocked()
+		lock := s.dialect.skipLockedOf("o")
+		// The final operations with content left are final_operations'
+		// rows (migration 00029), by their last change.
 		var ops []purgedOp
-		err := tx.Raw("SELECT id, namespace, key, event_id FROM operations WHERE content <> '' AND state IN ? "+
-			"AND updated_at < ? ORDER BY updated_at, id LIMIT ?"+lock, final, cutoff.UTC(), limit).Scan(&ops).Error
+		err := tx.Raw("SELECT o.id, o.namespace, o.key, o.event_id FROM final_operations f JOIN operations o ON o.id = f.id "+
+			"WHERE f.content_left AND f.updated_at < ? AND o.content <> '' AND o.state IN ? "+
+			"ORDER BY f.updated_at, f.id LIMIT ?"+lock, cutoff.UTC(), final, limit).Scan(&ops).Error
 		if err != nil || len(ops) == 0 {
 			return err
 		}

@@ -47,18 +47,25 @@ func (s *Store) scanCounts(ctx context.Context, n int, sql string, args ...any) 
 	return out, nil
 }
 
+// deskStatesSQL is the condition on operations in the desk states named
+// by its one argument: desk_state is the state of an operation in the desk
+// and NULL for every other (migration 00029), and the desk's indexes are
+// partial over desk_state IS NOT NULL, which the condition spells so that
+// a plan for any argument may read them.
+const deskStatesSQL = "desk_state IS NOT NULL AND desk_state IN ?"
+
 // DeskCounts implements domain.DeskStore: the desk index answers it.
 func (s *Store) DeskCounts(ctx context.Context, awaitingLookupOf []string) (map[domain.State]int, error) {
 	var counts []struct {
 		State string
 		N     int
 	}
-	sql, args := "SELECT state, COUNT(*) AS n FROM operations WHERE state IN ?", []any{deskStateNames()}
+	sql, args := "SELECT desk_state AS state, COUNT(*) AS n FROM operations WHERE "+deskStatesSQL, []any{deskStateNames()}
 	if len(awaitingLookupOf) > 0 { // as List's AwaitingLookupOf
 		sql += " AND NOT (state = 'unknown_outcome' AND desk_entered_at IS NULL AND type IN ?)"
 		args = append(args, awaitingLookupOf)
 	}
-	err := s.db.WithContext(ctx).Raw(sql+" GROUP BY state", args...).Scan(&counts).Error
+	err := s.db.WithContext(ctx).Raw(sql+" GROUP BY desk_state", args...).Scan(&counts).Error
 	if err != nil {
 		return nil, translate(err, "desk counts")
 	}
@@ -208,10 +215,11 @@ func (s *Store) CreateBatch(ctx context.Context, changes []domain.Change) error 
 	// a vacuum, which also merges the GIN indexes' pending lists (a search
 	// would otherwise read every row loaded since, one by one) — those of
 	// operations and of the search's side table (migration 00012), which
-	// the load filled through its triggers, as it did 00022's identifiers.
+	// the load filled through its triggers, as it did 00022's identifiers,
+	// and 00029's side tables.
 	sql := "ANALYZE operations"
 	if s.dialect.isPostgres() {
-		sql = "VACUUM (ANALYZE) operations, operation_search"
+		sql = "VACUUM (ANALYZE) operations, operation_search, open_operations, final_operations, operation_result_refs"
 	}
 	return translate(s.db.WithContext(ctx).Exec(sql).Error, "operation")
 }

@@ -60,6 +60,15 @@ func (d dialect) skipLocked() string {
 	return ""
 }
 
+// skipLockedOf is skipLocked for a read that joins tables: only the rows
+// of the table named by alias are locked.
+func (d dialect) skipLockedOf(alias string) string {
+	if d.isPostgres() {
+		return " FOR UPDATE OF " + alias + " SKIP LOCKED"
+	}
+	return ""
+}
+
 // lockRows is forUpdate for a GORM query.
 func (d dialect) lockRows(q *gorm.DB) *gorm.DB {
 	if d.isPostgres() {

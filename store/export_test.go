@@ -187,11 +187,14 @@ func Loads(s *Store) int64 { return s.leases.loads.Load() }
 // ForgetLeased drops the operation from the lease cache.
 func ForgetLeased(s *Store, id string) { s.leases.forget(id) }
 
+// OpColumns are the columns of operations the store writes and reads.
+var OpColumns = opColumns
+
 // SchemaColumns are schema.go's tables and their columns.
 func SchemaColumns() map[string][]string {
 	names := func(s string) []string { return strings.Split(s, ", ") }
 	return map[string][]string{
-		"operations":       names(opColumns),
+		"operations":       append(names(opColumns), opGenerated...),
 		"audit_events":     names(auditColumns),
 		"attempts":         names(columnNames(attemptTable, identity, state)),
 		"content_versions": names(columnNames(contentTable, identity, state)),

@@ -159,11 +159,25 @@ func withIdentityHash(t *testing.T, s *store.Store) {
 	if err := store.Exec(context.Background(), s, `ALTER TABLE operations ADD COLUMN identity_hash text NOT NULL DEFAULT ''`); err != nil {
 		t.Fatal(err)
 	}
+	// And the side tables the store's twin check reads (migration 00029),
+	// empty: no operation written under the older schema is a twin.
+	for _, sql := range []string{
+		`CREATE TABLE open_operations (id text PRIMARY KEY, namespace text NOT NULL, key text NOT NULL,
+			identity_hash text NOT NULL, lease_expires_at timestamp)`,
+		`CREATE TABLE final_operations (id text PRIMARY KEY, namespace text NOT NULL, identity_hash text NOT NULL,
+			state text NOT NULL, updated_at timestamp NOT NULL, content_left boolean NOT NULL)`,
+	} {
+		if err := store.Exec(context.Background(), s, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func withoutIdentityHash(t *testing.T, s *store.Store) {
 	t.Helper()
-	if err := store.Exec(context.Background(), s, `ALTER TABLE operations DROP COLUMN identity_hash`); err != nil {
-		t.Fatal(err)
+	for _, sql := range []string{`ALTER TABLE operations DROP COLUMN identity_hash`, `DROP TABLE open_operations`, `DROP TABLE final_operations`} {
+		if err := store.Exec(context.Background(), s, sql); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

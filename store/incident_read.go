@@ -9,9 +9,11 @@ import (
 )
 
 // twinOf is true for an operation o that a registration of the same
-// content under another key waits on (twin_unresolved).
+// content under another key waits on (twin_unresolved): twin_held, the
+// predicate of operations_twin_holds (migration 00029), is a registration
+// awaiting approval for that reason.
 const twinOf = "EXISTS (SELECT 1 FROM operations t WHERE t.namespace = o.namespace AND t.identity_hash = o.identity_hash" +
-	" AND t.state = 'awaiting_approval' AND t.last_error_code = '" + domain.CodeTwinUnresolved + "' AND t.id <> o.id)"
+	" AND t.twin_held AND t.id <> o.id)"
 
 // maxIncidents bounds the Incidents list.
 const maxIncidents = 500

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,8 +124,10 @@ func TestGroupCommit_keyedPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, stmt := range []string{
-		`INSERT INTO operations SELECT (jsonb_populate_record(o, jsonb_build_object('id', 'op_kp' || g, 'key', 'kp' || g))).*
-		FROM operations o, generate_series(1, $1) g WHERE o.id = $2`,
+		// The columns the store writes: the generated ones take their own.
+		`INSERT INTO operations (` + store.OpColumns + `) SELECT c.` + strings.ReplaceAll(store.OpColumns, ", ", ", c.") +
+			` FROM operations o, generate_series(1, $1) g,
+		jsonb_populate_record(o, jsonb_build_object('id', 'op_kp' || g, 'key', 'kp' || g)) AS c WHERE o.id = $2`,
 		`INSERT INTO attempts SELECT (jsonb_populate_record(a, jsonb_build_object('id', 'att_kp' || g, 'operation_id', 'op_kp' || g))).*
 		FROM attempts a, generate_series(1, $1) g WHERE a.operation_id = $2`,
 	} {

@@ -82,11 +82,12 @@ func (s *Store) Total(ctx context.Context, q domain.ListQuery, most int) (int, e
 // with Until, a page before).
 //
 // Each order is one index read forwards or backwards: (created_at, id) is
-// operations_list, and operations_desk after the queue's state; newest
-// first and a previous page read it backwards, and PostgreSQL and SQLite
-// both scan a B-tree either way. RecentFirst's (updated_at, id) has no
-// index but content retention's partial one; it sorts what the filter
-// keeps, which the desk asks only of the queue's few items and Approvals.
+// operations_list, and operations_desk after the queue's desk_state;
+// newest first and a previous page read it backwards, and PostgreSQL and
+// SQLite both scan a B-tree either way. RecentFirst's (updated_at, id) has
+// no index (none of operations names updated_at: migration 00029); it
+// sorts what the filter keeps, which the desk asks only of the queue's few
+// items and Approvals.
 func (s *Store) listSQL(q domain.ListQuery) (string, []any, int, error) {
 	where, args, err := s.listWhere(q)
 	if err != nil {
@@ -155,7 +156,11 @@ func (s *Store) listWhere(q domain.ListQuery) (string, []any, error) {
 		for i, st := range q.States {
 			names[i] = st.String()
 		}
-		add("state IN ?", names)
+		if deskOnly(q) {
+			add(deskStatesSQL, names)
+		} else {
+			add("state IN ?", names)
+		}
 	}
 	if len(q.Types) > 0 {
 		add("type IN ?", q.Types)
@@ -203,9 +208,30 @@ func (s *Store) listWhere(q domain.ListQuery) (string, []any, error) {
 	return strings.Join(where, " AND "), args, nil
 }
 
+// deskOnly reports whether q lists desk states only: then its condition is
+// on desk_state (deskStatesSQL), and its search matches the result ref as
+// desk_result_ref, the columns the desk's indexes are over (migration
+// 00029).
+func deskOnly(q domain.ListQuery) bool {
+	if len(q.States) == 0 {
+		return false
+	}
+	for _, st := range q.States {
+		if !st.InDesk() {
+			return false
+		}
+	}
+	return true
+}
+
 // searchColumns are what the queue's search (and the API's q) matches a
-// substring of, lowercased.
-var searchColumns = []string{"key", "event_id", "correlation_id", "provider_key", "result_ref", "last_error_message", "last_error_code"}
+// substring of, lowercased; deskSearchColumns the same of the desk's items,
+// as 00004's trigram indexes are over them (desk_result_ref is the result
+// ref of an operation in the desk).
+var (
+	searchColumns     = []string{"key", "event_id", "correlation_id", "provider_key", "result_ref", "last_error_message", "last_error_code"}
+	deskSearchColumns = []string{"key", "event_id", "correlation_id", "provider_key", "desk_result_ref", "last_error_message", "last_error_code"}
+)
 
 // The Operations page's search (Deep) matches a substring of the text
 // people remember a part of — the key, the error's message and code, the
@@ -232,12 +258,13 @@ var (
 // and the operations an identifier names an array subquery, each
 // evaluated once; that one reads migration 00025's hash indexes, whose
 // predicates (the value not empty) each arm repeats so that the planner
-// may take them.
+// may take them, and the result ref's table (00029) by its hash index.
 const sideSearch = `EXISTS (SELECT 1 FROM operation_search s WHERE s.operation_id = operations.id AND ` +
 	`(s.body LIKE ? ESCAPE '\' OR s.operation_id = ? OR s.operation_id = (SELECT operation_id FROM attempts WHERE id = ?) OR ` +
 	`s.operation_id = ANY (ARRAY(SELECT o.id FROM operations o WHERE ` +
 	`(o.event_id <> '' AND lower(o.event_id) = lower(?)) OR (o.correlation_id <> '' AND lower(o.correlation_id) = lower(?)) OR ` +
-	`(o.provider_key <> '' AND lower(o.provider_key) = lower(?)) OR (o.result_ref <> '' AND lower(o.result_ref) = lower(?))))))`
+	`(o.provider_key <> '' AND lower(o.provider_key) = lower(?))) || ` +
+	`ARRAY(SELECT r.operation_id FROM operation_result_refs r WHERE r.value = lower(?)))))`
 
 // sideArgs are sideSearch's arguments: the pattern, then the text for the
 // operation's ID, an attempt's ID and each identifier.
@@ -283,6 +310,9 @@ func columnMatch(q domain.ListQuery, pat string) (string, []any) {
 	var ors []string
 	var args []any
 	substr := searchColumns
+	if deskOnly(q) {
+		substr = deskSearchColumns
+	}
 	if q.Deep {
 		substr = deepTextColumns
 	}

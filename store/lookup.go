@@ -63,8 +63,9 @@ func triesJSON(ts []domain.LookupTry) string {
 	return string(b)
 }
 
-// awaiting is the condition on operations o awaiting their lookup.
-const awaiting = "o.state = 'unknown_outcome' AND o.desk_entered_at IS NULL"
+// awaiting is the condition on operations o awaiting their lookup, as
+// operations_awaiting_lookup's predicate spells it (migration 00029).
+const awaiting = "o.desk_state = 'unknown_outcome' AND o.desk_entered_at IS NULL"
 
 // ClaimLookups starts a lookup for every operation of types newly awaiting
 // one, closes those whose operation moved on, and claims the due ones.

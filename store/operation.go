@@ -91,7 +91,7 @@ func writeTx(tx *gorm.DB, p *writePlan) (bool, error) {
 					return false, err
 				}
 			}
-			if err := tx.Raw("SELECT id FROM operations WHERE "+twinWhere("", "?", "?", "?")+" LIMIT 1",
+			if err := tx.Raw("SELECT id FROM open_operations WHERE "+twinWhere("", "?", "?", "?")+" LIMIT 1",
 				o.Namespace, o.IdentityHash, o.Key).Scan(&twins).Error; err != nil || len(twins) > 0 {
 				return false, err
 			}

@@ -60,7 +60,7 @@ func (s *Store) overview(ctx context.Context, q domain.OverviewQuery) (domain.Ov
 	if len(q.AwaitingLookupOf) > 0 {
 		listed = all.and("NOT ("+awaiting+")", q.AwaitingLookupOf)
 	}
-	desk := listed.and("state IN ?", deskStateNames())
+	desk := listed.and(deskStatesSQL, deskStateNames())
 	db := s.db.WithContext(ctx)
 
 	// By state; then the items awaiting the lookup, from their own
@@ -84,7 +84,9 @@ func (s *Store) overview(ctx context.Context, q domain.OverviewQuery) (domain.Ov
 	}
 	if len(q.AwaitingLookupOf) > 0 {
 		var n int64
-		aw := all.and(awaiting, q.AwaitingLookupOf)
+		// desk_state, not state: operations_awaiting_lookup's predicate
+		// (migration 00029).
+		aw := all.and("desk_state = 'unknown_outcome' AND desk_entered_at IS NULL AND type IN ?", q.AwaitingLookupOf)
 		if err := db.Raw("SELECT COUNT(*) FROM operations WHERE "+aw.where, aw.args...).Scan(&n).Error; err != nil {
 			return out, err
 		}

@@ -188,6 +188,11 @@ var outboxTable = []column[notificationRow]{
 var (
 	// opColumns are every column of operations, in scanTargets' order.
 	opColumns = columnNames(opTable, identity, content, state, readOnly)
+	// opGenerated are operations' generated columns (migration 00029):
+	// the database computes them from state, last_error_code and
+	// result_ref, and the partial indexes' predicates name them. Nothing
+	// writes or scans them.
+	opGenerated = []string{"queued", "desk_state", "desk_result_ref", "twin_held"}
 	// auditColumns are every column of audit_events, in scanTargets' order.
 	auditColumns = columnNames(auditTable, identity, readOnly)
 	// auditInsertColumns are what an insert writes (pos is the sequence's).

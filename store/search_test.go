@@ -134,7 +134,7 @@ func TestList_OperationsSearchPlan(t *testing.T) {
 			[]string{"Bitmap Index Scan on operation_search_body", "attempts_pkey"}},
 		{domain.ListQuery{Text: m.eventID, Deep: true}, []string{"Bitmap Index Scan on operation_search_body",
 			"Bitmap Index Scan on operations_exact_event_id", "Bitmap Index Scan on operations_exact_correlation_id",
-			"Bitmap Index Scan on operations_exact_provider_key", "Bitmap Index Scan on operations_exact_result_ref",
+			"Bitmap Index Scan on operations_exact_provider_key", "Bitmap Index Scan on operation_result_refs_value",
 			"Bitmap Index Scan on operation_search_pkey"}},
 		{domain.ListQuery{Text: m.errText, States: domain.DeskStates}, nil}, // the queue's: 00004's indexes
 	} {

@@ -12,20 +12,20 @@ import (
 
 // twinWhere finds a twin among the open states (domain.TwinStates): a
 // registration of the same identity (domain.IdentityHash: the exact
-// content, or the fields the card's identity names) under another key waits for a person
-// while one of its twins is in them. The partial index operations_twins
-// (migrations 00024 and 00027) holds exactly these rows, and the condition names them
-// as literals, word for word its predicate (twinStatesSQL; a test checks
-// it against the migration): with parameters instead, a generic plan
-// cannot prove the predicate and walks the namespace's rows on every
-// registration. With the alias x ("x."), the twin of the row whose
+// content, or the fields the card's identity names) under another key
+// waits for a person while one of its twins is in them. The operations in
+// those states are the rows of open_operations (migration 00029), which a
+// trigger keeps in the transaction of each write of operations, indexed by
+// namespace and identity hash (open_operations_twins): the condition is on
+// that table. With the alias x ("x."), the twin of the row whose
 // namespace, identity hash and key are ns, fp and key (SQL).
 func twinWhere(x, ns, fp, key string) string {
-	return x + "namespace = " + ns + " AND " + x + "identity_hash = " + fp + " AND " +
-		x + "state IN " + twinStatesSQL + " AND " + x + "key <> " + key
+	return x + "namespace = " + ns + " AND " + x + "identity_hash = " + fp + " AND " + x + "key <> " + key
 }
 
-// twinStatesSQL is domain.TwinStates as an SQL list of literals.
+// twinStatesSQL is domain.TwinStates as an SQL list of literals: the
+// states whose operations the trigger of migration 00029 keeps in
+// open_operations (a test checks it against the migration).
 var twinStatesSQL = func() string {
 	names := make([]string, len(domain.TwinStates))
 	for i, st := range domain.TwinStates {
@@ -36,10 +36,10 @@ var twinStatesSQL = func() string {
 
 // noTwinSQL is the condition of a registration's write that is held for
 // no twin (domain.Change.NoOpenTwin): the write itself looks, as a nested
-// loop over operations_twins, so a registration without a twin — nearly
+// loop over open_operations_twins, so a registration without a twin — nearly
 // every one — pays no statement of its own for the lookup.
 func noTwinSQL(ns, fp, key string) string {
-	return "NOT EXISTS (SELECT 1 FROM operations AS x WHERE " + twinWhere("x.", ns, fp, key) + ")"
+	return "NOT EXISTS (SELECT 1 FROM open_operations AS x WHERE " + twinWhere("x.", ns, fp, key) + ")"
 }
 
 // Registrations of one content take turns. On PostgreSQL (READ COMMITTED)
@@ -106,9 +106,11 @@ func twinTurn(p *writePlan) string {
 // twinQuery is the oldest twin, as the hold names it, as GORM sends it
 // (SQLite); twinFastQuery as pgx does (PostgreSQL's placeholders, the
 // columns scanTargets reads).
-var twinQuery = "SELECT * FROM operations WHERE " + twinWhere("", "?", "?", "?") + " ORDER BY created_at, id LIMIT 1"
+var twinQuery = "SELECT * FROM operations WHERE id IN (SELECT id FROM open_operations WHERE " + twinWhere("", "?", "?", "?") +
+	") ORDER BY created_at, id LIMIT 1"
 
-var twinFastQuery = "SELECT " + opColumns + " FROM operations WHERE " + twinWhere("", "$1", "$2", "$3") + " ORDER BY created_at, id LIMIT 1"
+var twinFastQuery = "SELECT " + opColumns + " FROM operations WHERE id IN (SELECT id FROM open_operations WHERE " +
+	twinWhere("", "$1", "$2", "$3") + ") ORDER BY created_at, id LIMIT 1"
 
 // Twin implements domain.Store: the oldest operation in the namespace with
 // the identity hash under another key whose outcome is open.
@@ -147,11 +149,12 @@ func (s *Store) twinFast(ctx context.Context, namespace, identity, key string) (
 
 // echoQuery is the operation of the identity that completed latest, since
 // a time: what a card's echo guard names as the original of an echo. The
-// partial index operations_echoes (migration 00027) holds the completed
-// rows by namespace, identity and completion; the condition spells its
+// completed operations are rows of final_operations (migration 00029),
+// with their last change; its partial index final_operations_echoes holds
+// them by namespace, identity and that time, and the condition spells its
 // predicate word for word.
-var echoQuery = "SELECT * FROM operations WHERE namespace = ? AND identity_hash = ? AND state = 'completed' AND identity_hash <> ''" +
-	" AND updated_at >= ? ORDER BY updated_at DESC, id LIMIT 1"
+var echoQuery = "SELECT * FROM operations WHERE id = (SELECT f.id FROM final_operations f WHERE f.namespace = ? AND f.identity_hash = ?" +
+	" AND f.state = 'completed' AND f.identity_hash <> '' AND f.updated_at >= ? ORDER BY f.updated_at DESC, f.id LIMIT 1)"
 
 // CompletedTwin implements domain.Store: the operation in the namespace
 // with the identity hash that completed latest, at or after since.
