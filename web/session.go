@@ -129,6 +129,7 @@ func (s *server) frameFor(c *gin.Context, title, active string) layouts.Frame {
 	// A key or an error code may hold a bidi control: the tab's title shows
 	// it escaped, as the page does.
 	f := layouts.Frame{Title: components.SafeString(title), Active: active, DevSignIn: s.signIn.isDevelopment(), Time: string(timeMode(c)), Density: density(c), Return: "/desk"}
+	f.Theme = theme(c) // theme.go
 	if c.Request.Method == http.MethodGet {
 		f.Return = c.Request.URL.RequestURI()
 	}
