@@ -163,6 +163,9 @@ func serve(ctx context.Context, cfg config, stderr io.Writer) error {
 		defer executor.Wait() // the calls in flight settle before the database closes
 	}
 	loops.Go(func() { (&reconcile.Sweeper{Ledger: ledger, Interval: cfg.SweepInterval}).Run(loopCtx) })
+	// The Operations page's text search follows changes a moment later
+	// (migration 00028); on SQLite it reads the operations themselves.
+	loops.Go(func() { (&reconcile.SearchIndexer{Index: s}).Run(loopCtx) })
 	deliverer := &reconcile.Deliverer{Store: s,
 		Sender: notify.NewSender(notify.Sender{DeskBase: cfg.SignIn.PublicURL, Timeout: cfg.Notify.Timeout,
 			AllowPrivate: cfg.Notify.AllowPrivate, Getenv: os.Getenv}),
