@@ -150,7 +150,7 @@ func ExplainList(s *Store, q domain.ListQuery, settings ...string) (string, erro
 // operations a search text names exactly (exactIDs), with the settings in
 // force.
 func ExplainExact(s *Store, text string, settings ...string) (string, error) {
-	return explain(s, exactMatch, []any{text, text, text, text, text, text, text}, settings)
+	return explain(s, exactMatch, []any{text}, settings)
 }
 
 func explain(s *Store, sql string, args []any, settings []string) (string, error) {

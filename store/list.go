@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/opshandoff/handoff/domain"
 )
 
@@ -244,26 +245,38 @@ const sideSearch = `EXISTS (SELECT 1 FROM operation_search s WHERE s.operation_i
 const sideOrExact = `operations.id IN (SELECT s.operation_id FROM operation_search s WHERE s.body LIKE ? ESCAPE '\' ` +
 	`UNION ALL SELECT o.id FROM operations o WHERE o.id IN ?)`
 
-// exactMatch names, on PostgreSQL, the operations a text names exactly,
-// from operations and attempts themselves, so that an operation is found
-// by them as soon as it is written: its ID and an attempt's through the
-// primary keys (the attempt's operation is a scalar subquery, evaluated
-// once); its identifiers, in any case, through migration 00025's hash
-// indexes, whose predicates (the value not empty) each arm repeats so that
-// the planner may take them; and its key, as written, through the
+// exactMatch names, on PostgreSQL, the operations a text ($1) names
+// exactly, from operations and attempts themselves, so that an operation
+// is found by them as soon as it is written: its ID and an attempt's
+// through the primary keys (the attempt's operation is a scalar subquery,
+// evaluated once); its identifiers, in any case, through migration 00025's
+// hash indexes, whose predicates (the value not empty) each arm repeats so
+// that the planner may take them; and its key, as written, through the
 // (namespace, key) unique index, probed once per namespace, each of which
 // a recursive scan of that index finds in one probe.
-const exactMatch = `SELECT o.id FROM operations o WHERE o.id = ? OR o.id = (SELECT operation_id FROM attempts WHERE id = ?) OR ` +
-	`(o.event_id <> '' AND lower(o.event_id) = lower(?)) OR (o.correlation_id <> '' AND lower(o.correlation_id) = lower(?)) OR ` +
-	`(o.provider_key <> '' AND lower(o.provider_key) = lower(?)) OR (o.result_ref <> '' AND lower(o.result_ref) = lower(?)) OR ` +
-	`(o.key = ? AND o.namespace = ANY (ARRAY(WITH RECURSIVE ns (n) AS (SELECT min(namespace) FROM operations UNION ALL ` +
+const exactMatch = `SELECT o.id FROM operations o WHERE o.id = $1 OR o.id = (SELECT operation_id FROM attempts WHERE id = $1) OR ` +
+	`(o.event_id <> '' AND lower(o.event_id) = lower($1)) OR (o.correlation_id <> '' AND lower(o.correlation_id) = lower($1)) OR ` +
+	`(o.provider_key <> '' AND lower(o.provider_key) = lower($1)) OR (o.result_ref <> '' AND lower(o.result_ref) = lower($1)) OR ` +
+	`(o.key = $1 AND o.namespace = ANY (ARRAY(WITH RECURSIVE ns (n) AS (SELECT min(namespace) FROM operations UNION ALL ` +
 	`SELECT (SELECT min(namespace) FROM operations WHERE namespace > ns.n) FROM ns WHERE ns.n IS NOT NULL) ` +
 	`SELECT n FROM ns WHERE n IS NOT NULL))) LIMIT 1000`
 
-// exactIDs are the operations q's text names exactly (exactMatch).
+// exactIDs are the operations q's text names exactly (exactMatch). It
+// reads through the pgx pool, outside the list's transaction: a prepared
+// statement whose plan PostgreSQL keeps (planning it for each search,
+// with every index of operations to weigh for each arm, cost more than
+// running it), where the list's own query is planned for its values.
 func (s *Store) exactIDs(ctx context.Context, text string) ([]string, error) {
 	var ids []string
-	err := s.db.WithContext(ctx).Raw(exactMatch, text, text, text, text, text, text, text).Scan(&ids).Error
+	var err error
+	if s.pool != nil {
+		var rows pgx.Rows
+		if rows, err = s.pool.Query(ctx, exactMatch, text); err == nil {
+			ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		}
+	} else {
+		err = s.db.WithContext(ctx).Raw(exactMatch, text).Scan(&ids).Error
+	}
 	if err != nil {
 		return nil, translate(err, "operation")
 	}
