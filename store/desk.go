@@ -131,7 +131,7 @@ func (s *Store) DeskList(ctx context.Context, q domain.ListQuery) ([]domain.Oper
 // values, as in DeskList.
 func (s *Store) DeskCount(ctx context.Context, q domain.ListQuery, most int) (int, error) {
 	q.Cursor, q.Until = "", ""
-	where, args, err := s.listWhere(q)
+	where, args, err := s.listWhere(ctx, q)
 	if err != nil {
 		return 0, err
 	}
@@ -167,7 +167,8 @@ const loadBatch = 500
 // CreateBatch writes many new operations with their events and content
 // snapshots and new attempts, a batch of rows per INSERT, in one transaction. Unlike Create
 // it does not look for existing keys: a taken key fails the whole load. It
-// vacuums and analyzes the table afterwards. It is for loading data sets such as the desk's benchmark, where one commit
+// indexes the search text of what it loaded (IndexSearch) and vacuums and
+// analyzes the table afterwards. It is for loading data sets such as the desk's benchmark, where one commit
 // per operation would take longer than the measurement.
 func (s *Store) CreateBatch(ctx context.Context, changes []domain.Change) error {
 	ops := make([]operationRow, 0, len(changes))
@@ -210,13 +211,23 @@ func (s *Store) CreateBatch(ctx context.Context, changes []domain.Change) error 
 	if err != nil {
 		return translate(err, "operation")
 	}
-	// What a bulk load ends with, and autovacuum would do some time later:
-	// statistics, so the planner does not guess from none, and on PostgreSQL
-	// a vacuum, which also merges the GIN indexes' pending lists (a search
-	// would otherwise read every row loaded since, one by one) — those of
-	// operations and of the search's side table (migration 00012), which
-	// the load filled through its triggers, as it did 00022's identifiers,
-	// and 00029's side tables.
+	// What a bulk load ends with, and the replicas' search indexers and
+	// autovacuum would do some time later: the search text of what it
+	// loaded (migration 00028), statistics, so the planner does not guess
+	// from none, and on PostgreSQL a vacuum, which also merges the GIN
+	// indexes' pending lists (a search would otherwise read every row
+	// loaded since, one by one) — those of operations and of the search's
+	// side table (migration 00012) — and analyzes 00029's side tables,
+	// which the load filled through its trigger.
+	for s.dialect.isPostgres() {
+		n, err := s.IndexSearch(ctx, loadBatch)
+		if err != nil {
+			return err
+		}
+		if n < loadBatch {
+			break
+		}
+	}
 	sql := "ANALYZE operations"
 	if s.dialect.isPostgres() {
 		sql = "VACUUM (ANALYZE) operations, operation_search, open_operations, final_operations, operation_result_refs"

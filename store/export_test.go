@@ -139,12 +139,23 @@ func SetMultiRow(on bool) { multiRowOn = on }
 // ExplainList is PostgreSQL's plan for List's query for q, planned for its
 // values, with the settings (such as "enable_seqscan = off") in force.
 func ExplainList(s *Store, q domain.ListQuery, settings ...string) (string, error) {
-	sql, args, _, err := s.listSQL(q)
+	sql, args, _, err := s.listSQL(context.Background(), q)
 	if err != nil {
 		return "", err
 	}
+	return explain(s, sql, args, settings)
+}
+
+// ExplainExact is PostgreSQL's plan for the query that finds the
+// operations a search text names exactly (exactIDs), with the settings in
+// force.
+func ExplainExact(s *Store, text string, settings ...string) (string, error) {
+	return explain(s, exactMatch, []any{text}, settings)
+}
+
+func explain(s *Store, sql string, args []any, settings []string) (string, error) {
 	var plan []string
-	err = s.db.Transaction(func(tx *gorm.DB) error {
+	err := s.db.Transaction(func(tx *gorm.DB) error {
 		for _, set := range append([]string{"plan_cache_mode = force_custom_plan"}, settings...) {
 			if err := tx.Exec("SET LOCAL " + set).Error; err != nil {
 				return err
@@ -320,3 +331,7 @@ func RenderMulti(chs []domain.Change, create bool) (string, int) {
 	st := multiStatement(plans)
 	return st.query(), len(st.args)
 }
+
+// IndexSearchSQL is one batch of the search indexer, its one parameter
+// (the batch's size) written "?".
+const IndexSearchSQL = indexSearchSQL

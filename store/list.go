@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/opshandoff/handoff/domain"
 )
 
@@ -18,7 +19,7 @@ import (
 // way, ending at the cursor's row, and the second result is the Until of
 // the page before it.
 func (s *Store) List(ctx context.Context, q domain.ListQuery) ([]domain.Operation, string, error) {
-	sql, args, limit, err := s.listSQL(q)
+	sql, args, limit, err := s.listSQL(ctx, q)
 	if err != nil {
 		return nil, "", err
 	}
@@ -62,7 +63,7 @@ func (s *Store) List(ctx context.Context, q domain.ListQuery) ([]domain.Operatio
 // most+1, which the desk says as "more than".
 func (s *Store) Total(ctx context.Context, q domain.ListQuery, most int) (int, error) {
 	q.Cursor, q.Until, q.Limit = "", "", most
-	sql, args, _, err := s.listSQL(q)
+	sql, args, _, err := s.listSQL(ctx, q)
 	if err != nil {
 		return 0, err
 	}
@@ -88,8 +89,8 @@ func (s *Store) Total(ctx context.Context, q domain.ListQuery, most int) (int, e
 // no index (none of operations names updated_at: migration 00029); it
 // sorts what the filter keeps, which the desk asks only of the queue's few
 // items and Approvals.
-func (s *Store) listSQL(q domain.ListQuery) (string, []any, int, error) {
-	where, args, err := s.listWhere(q)
+func (s *Store) listSQL(ctx context.Context, q domain.ListQuery) (string, []any, int, error) {
+	where, args, err := s.listWhere(ctx, q)
 	if err != nil {
 		return "", nil, 0, err
 	}
@@ -141,8 +142,10 @@ func (s *Store) listSQL(q domain.ListQuery) (string, []any, int, error) {
 }
 
 // listWhere is the condition of List's query for q, without its cursor:
-// what a page of the list and the count of every page share.
-func (s *Store) listWhere(q domain.ListQuery) (string, []any, error) {
+// what a page of the list and the count of every page share. A search of
+// the Operations page on PostgreSQL first reads which operations its text
+// names exactly (exactIDs).
+func (s *Store) listWhere(ctx context.Context, q domain.ListQuery) (string, []any, error) {
 	where, args := []string{"1 = 1"}, []any{}
 	add := func(cond string, a ...any) { where = append(where, cond); args = append(args, a...) }
 	if q.Namespace != "" {
@@ -180,7 +183,10 @@ func (s *Store) listWhere(q domain.ListQuery) (string, []any, error) {
 			"(assignee_subject = '' AND assignee <> '' AND LOWER(assignee) = LOWER(?)))", a.Issuer, a.Subject, a.Identity())
 	}
 	if q.Text != "" {
-		cond, a := s.textMatch(q)
+		cond, a, err := s.textMatch(ctx, q)
+		if err != nil {
+			return "", nil, err
+		}
 		add(cond, a...)
 	}
 	if q.Error != nil {
@@ -242,66 +248,109 @@ var (
 	deepExactColumns = []string{"event_id", "correlation_id", "provider_key", "result_ref"}
 )
 
-// sideSearch is, on PostgreSQL, the Operations page's search over every
-// state: a semi-join with migration 00012's side table, whose rows hold the
-// key and the content, and the error's message and code, lowercased, one
-// per line (a search text without a line break cannot match across two of
-// them; migration 00022). Every operation has a row there, so the exact
-// IDs are arms of the same OR on the side table's primary key, and the
-// condition on operations stays one EXISTS, not an OR: the planner can
-// then take it as a semi-join either way round. For a rare substring it
-// reads the side table's trigram index and fetches the few operations by
-// their keys; for a common one it reads operations in created_at order,
+// sideSearch is, on PostgreSQL, the Operations page's search by text: a
+// semi-join with the side table (migrations 00012 and 00028), whose rows
+// hold the key and the content, and the error's message and code,
+// lowercased, one per line (a search text without a line break cannot
+// match across two of them; migration 00022). The search indexer
+// (search_index.go) writes them within seconds of a change, off the write
+// path. The condition on operations is one EXISTS, not an OR: the planner
+// can then take it as a semi-join either way round. For a rare substring
+// it reads the side table's trigram index and fetches the few operations
+// by their keys; for a common one it reads operations in created_at order,
 // probes the side table by key and stops at the page. (An EXISTS or IN
 // under an OR is checked row by row, or materialises every match, and
-// reads the whole table.) The attempt's operation is a scalar subquery,
-// and the operations an identifier names an array subquery, each
-// evaluated once; that one reads migration 00025's hash indexes, whose
-// predicates (the value not empty) each arm repeats so that the planner
-// may take them, and the result ref's table (00029) by its hash index.
-const sideSearch = `EXISTS (SELECT 1 FROM operation_search s WHERE s.operation_id = operations.id AND ` +
-	`(s.body LIKE ? ESCAPE '\' OR s.operation_id = ? OR s.operation_id = (SELECT operation_id FROM attempts WHERE id = ?) OR ` +
-	`s.operation_id = ANY (ARRAY(SELECT o.id FROM operations o WHERE ` +
-	`(o.event_id <> '' AND lower(o.event_id) = lower(?)) OR (o.correlation_id <> '' AND lower(o.correlation_id) = lower(?)) OR ` +
-	`(o.provider_key <> '' AND lower(o.provider_key) = lower(?))) || ` +
-	`ARRAY(SELECT r.operation_id FROM operation_result_refs r WHERE r.value = lower(?)))))`
+// reads the whole table.)
+const sideSearch = `EXISTS (SELECT 1 FROM operation_search s WHERE s.operation_id = operations.id AND s.body LIKE ? ESCAPE '\')`
 
-// sideArgs are sideSearch's arguments: the pattern, then the text for the
-// operation's ID, an attempt's ID and each identifier.
-func sideArgs(pat, text string) []any { return []any{pat, text, text, text, text, text, text} }
+// sideOrExact is sideSearch for a text that names operations exactly:
+// those, and the side table's matches, as one IN over both. It is planned
+// as the rare substring is (the side table's index, then the operations by
+// their keys): a text that is an identifier is rarely part of many texts.
+const sideOrExact = `operations.id IN (SELECT s.operation_id FROM operation_search s WHERE s.body LIKE ? ESCAPE '\' ` +
+	`UNION ALL SELECT o.id FROM operations o WHERE o.id IN ?)`
+
+// exactMatch names, on PostgreSQL, the operations a text ($1) names
+// exactly, from operations and attempts themselves, so that an operation
+// is found by them as soon as it is written: its ID and an attempt's
+// through the primary keys (the attempt's operation is a scalar subquery,
+// evaluated once); its identifiers, in any case, through migration 00025's
+// hash indexes, whose predicates (the value not empty) each arm repeats so
+// that the planner may take them, and the result ref's table (00029) by its
+// hash index; and its key, as written, through the
+// (namespace, key) unique index, probed once per namespace, each of which
+// a recursive scan of that index finds in one probe.
+const exactMatch = `SELECT o.id FROM operations o WHERE o.id = $1 OR o.id = (SELECT operation_id FROM attempts WHERE id = $1) OR ` +
+	`(o.event_id <> '' AND lower(o.event_id) = lower($1)) OR (o.correlation_id <> '' AND lower(o.correlation_id) = lower($1)) OR ` +
+	`(o.provider_key <> '' AND lower(o.provider_key) = lower($1)) OR ` +
+	`o.id = ANY (ARRAY(SELECT r.operation_id FROM operation_result_refs r WHERE r.value = lower($1))) OR ` +
+	`(o.key = $1 AND o.namespace = ANY (ARRAY(WITH RECURSIVE ns (n) AS (SELECT min(namespace) FROM operations UNION ALL ` +
+	`SELECT (SELECT min(namespace) FROM operations WHERE namespace > ns.n) FROM ns WHERE ns.n IS NOT NULL) ` +
+	`SELECT n FROM ns WHERE n IS NOT NULL))) LIMIT 1000`
+
+// exactIDs are the operations q's text names exactly (exactMatch). It
+// reads through the pgx pool, outside the list's transaction: a prepared
+// statement whose plan PostgreSQL keeps (planning it for each search,
+// with every index of operations to weigh for each arm, cost more than
+// running it), where the list's own query is planned for its values.
+func (s *Store) exactIDs(ctx context.Context, text string) ([]string, error) {
+	var ids []string
+	var err error
+	if s.pool != nil {
+		var rows pgx.Rows
+		if rows, err = s.pool.Query(ctx, exactMatch, text); err == nil {
+			ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		}
+	} else {
+		err = s.db.WithContext(ctx).Raw(exactMatch, text).Scan(&ids).Error
+	}
+	if err != nil {
+		return nil, translate(err, "operation")
+	}
+	return ids, nil
+}
 
 // textMatch is the search's condition. On PostgreSQL each of its arms can be
 // read from an index: migration 00004's trigram indexes for the desk's
-// search, 00012's side table and 00025's hash indexes for the Operations
-// page's (sideSearch). A text with a line break, and every search on
-// SQLite, is matched column by column, the same way. The exact operation
-// and attempt IDs are found through the primary keys; the attempt's
-// operation is a scalar subquery, evaluated once, rather than IN (…): an
-// IN inside an OR is checked row by row, and that makes PostgreSQL read
-// the whole table.
+// search; for the Operations page's, the side table's trigram index
+// (sideSearch) and, for the operations its text names exactly, the indexes
+// exactIDs reads. A text with a line break, and every search on SQLite, is
+// matched column by column, the same way, from operations itself: at once,
+// with no side table. The exact operation and attempt IDs are found
+// through the primary keys; the attempt's operation is a scalar subquery,
+// evaluated once, rather than IN (…): an IN inside an OR is checked row by
+// row, and that makes PostgreSQL read the whole table.
 //
 // The content of q.ContentHiddenTypes is not searched: the side table
 // holds it in the same row as the key, so operations of those types are
 // matched column by column instead.
-func (s *Store) textMatch(q domain.ListQuery) (string, []any) {
+func (s *Store) textMatch(ctx context.Context, q domain.ListQuery) (string, []any, error) {
 	pat := "%" + escapeLike(strings.ToLower(q.Text)) + "%"
 	hidden := q.ContentHiddenTypes
 	if q.Deep && s.dialect.searchSide() && !strings.Contains(q.Text, "\n") {
+		exact, err := s.exactIDs(ctx, q.Text)
+		if err != nil {
+			return "", nil, err
+		}
+		side, sideArgs := sideSearch, []any{pat}
+		if len(exact) > 0 {
+			side, sideArgs = sideOrExact, []any{pat, exact}
+		}
 		if len(hidden) == 0 {
-			return sideSearch, sideArgs(pat, q.Text)
+			return side, sideArgs, nil
 		}
 		cols, args := columnMatch(q, pat)
-		return "((type NOT IN ? AND " + sideSearch + ") OR (type IN ? AND " + cols + "))",
-			append(append(append([]any{hidden}, sideArgs(pat, q.Text)...), hidden), args...)
+		return "((type NOT IN ? AND " + side + ") OR (type IN ? AND " + cols + "))",
+			append(append(append([]any{hidden}, sideArgs...), hidden), args...), nil
 	}
 	cols, args := columnMatch(q, pat)
 	if q.Deep && len(hidden) > 0 {
-		return "(" + cols + " OR (type NOT IN ? AND LOWER(content) LIKE ? ESCAPE '\\'))", append(args, hidden, pat)
+		return "(" + cols + " OR (type NOT IN ? AND LOWER(content) LIKE ? ESCAPE '\\'))", append(args, hidden, pat), nil
 	}
 	if q.Deep {
-		return "(" + cols + " OR LOWER(content) LIKE ? ESCAPE '\\')", append(args, pat)
+		return "(" + cols + " OR LOWER(content) LIKE ? ESCAPE '\\')", append(args, pat), nil
 	}
-	return cols, args
+	return cols, args, nil
 }
 
 // columnMatch matches pat in the searched columns and, for a deep search,

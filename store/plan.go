@@ -15,8 +15,9 @@ import (
 // attempt rule — live here, in data; a renderer only spells them.
 //
 // The search side rows (PostgreSQL's operation_search, migration 00012)
-// follow the operation by trigger, and its identifiers are in indexes of
-// its own (00025), so a plan has none of its own.
+// are written off the write path by the search indexer (search_index.go),
+// from a queue a trigger fills (00028), and the identifiers are in indexes
+// of their own (00025), so a plan has none of its own.
 
 // route is which renderers may write a plan.
 type route int

@@ -70,8 +70,12 @@ func (s teeStore) Apply(ctx context.Context, ch domain.Change) error {
 }
 
 // equivalenceTables are every table a write plan writes, and the search
-// side table its trigger keeps.
-var equivalenceTables = []string{"operations", "operation_search", "attempts", "content_versions", "audit_events", "notifications"}
+// indexer's queue its trigger fills (migration 00028).
+var equivalenceTables = []string{"operations", "operation_search_queue", "attempts", "content_versions", "audit_events", "notifications"}
+
+// indexedTables are the search side table and its stamps, which the search
+// indexer writes from the queue.
+var indexedTables = []string{"operation_search", "operation_search_stamp"}
 
 // TestRenderers_equivalent: the same plans — every transition kind, with
 // and without notifications, a begun claim, a revision and its approval, a
@@ -252,34 +256,50 @@ func TestRenderers_equivalent(t *testing.T) {
 		t.Errorf("the note and settles written %v", written)
 	}
 
-	for _, table := range equivalenceTables {
-		// An event's pos orders every event; the order of two streams'
-		// events within one statement (the multi-row one) is the
-		// database's, as for concurrent callers' statements. Within a
-		// stream it must follow seq, checked below.
-		var less []string
-		if table == "audit_events" {
-			less = []string{"pos"}
+	compare := func(tables []string) {
+		t.Helper()
+		for _, table := range tables {
+			equivalent(t, all, renderers, table)
 		}
-		want, err := store.TableRows(all[0], table, less...)
+	}
+	compare(equivalenceTables)
+	for _, s := range all {
+		if _, err := s.IndexSearch(ctx, 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compare(indexedTables)
+	for i, s := range all {
+		posFollowsSeq(t, renderers[i], s)
+	}
+}
+
+// equivalent: every database holds the same rows of table as the first.
+// An event's pos orders every event; the order of two streams' events
+// within one statement (the multi-row one) is the database's, as for
+// concurrent callers' statements. Within a stream it must follow seq,
+// checked by posFollowsSeq.
+func equivalent(t *testing.T, all []*store.Store, renderers []string, table string) {
+	t.Helper()
+	var less []string
+	if table == "audit_events" {
+		less = []string{"pos"}
+	}
+	want, err := store.TableRows(all[0], table, less...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 {
+		t.Errorf("%s: no rows written", table)
+	}
+	for i, s := range all[1:] {
+		got, err := store.TableRows(s, table, less...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(want) == 0 {
-			t.Errorf("%s: no rows written", table)
+		if !slices.Equal(got, want) {
+			diffRows(t, renderers[i+1], table, got, want)
 		}
-		for i, s := range all[1:] {
-			got, err := store.TableRows(s, table, less...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(got, want) {
-				diffRows(t, renderers[i+1], table, got, want)
-			}
-		}
-	}
-	for i, s := range all {
-		posFollowsSeq(t, renderers[i], s)
 	}
 }
 

@@ -72,6 +72,23 @@ func found(t *testing.T, s *store.Store, q domain.ListQuery) []string {
 	return ids
 }
 
+// indexSearch runs the search indexer to the end of its queue, as a
+// replica's loop does a moment after a write (migration 00028): the
+// Operations page's search finds an operation by its content, key and
+// error once it has run, and by its IDs and identifiers before.
+func indexSearch(t *testing.T, s *store.Store) {
+	t.Helper()
+	for {
+		n, err := s.IndexSearch(context.Background(), 100)
+		if err != nil {
+			t.Fatalf("indexing the search text: %v", err)
+		}
+		if n < 100 {
+			return
+		}
+	}
+}
+
 // TestList_OperationsSearch: the Operations page's search finds an
 // operation in every state by its ID, an attempt's ID, a word of its
 // content in any case and its error's text — alone or with its state as a
@@ -113,11 +130,12 @@ func TestList_OperationsSearch(t *testing.T) {
 
 // TestList_OperationsSearchPlan: on PostgreSQL every arm of the Operations
 // page's search can be read from an index — the trigram index of migration
-// 00012's side table and the primary keys — so neither table is read whole.
-// The plan is asked for with sequential and plain index scans priced out:
-// then only bitmap scans can avoid reading every row, and the planner takes
-// them exactly when each arm of the OR has an index, whatever the tables'
-// size.
+// 00012's side table for the text; the primary keys, migration 00025's hash
+// indexes and the (namespace, key) index for what the text names exactly —
+// so no table is read whole. The plans are asked for with sequential and
+// plain index scans priced out: then only bitmap scans can avoid reading
+// every row, and the planner takes them exactly when each arm of the OR has
+// an index, whatever the tables' size.
 func TestList_OperationsSearchPlan(t *testing.T) {
 	if !storetest.Postgres() {
 		t.Skip("the indexes are PostgreSQL's")
@@ -125,32 +143,54 @@ func TestList_OperationsSearchPlan(t *testing.T) {
 	s := storetest.New(t)
 	m := loadEveryState(t, s)[0]
 	off := []string{"enable_seqscan = off", "enable_indexscan = off"}
+	exactArms := []string{"Bitmap Index Scan on operations_pkey", "attempts_pkey",
+		"Bitmap Index Scan on operations_exact_event_id", "Bitmap Index Scan on operations_exact_correlation_id",
+		"Bitmap Index Scan on operations_exact_provider_key", "operation_result_refs_value",
+		"Bitmap Index Scan on operations_namespace_key"}
 	for _, c := range []struct {
-		q    domain.ListQuery
-		want []string
+		q          domain.ListQuery
+		list       []string
+		exactFirst bool
 	}{
-		{domain.ListQuery{Text: m.word, Deep: true}, []string{"Bitmap Index Scan on operation_search_body", "Bitmap Index Scan on operation_search_pkey"}},
+		{domain.ListQuery{Text: m.word, Deep: true}, []string{"Bitmap Index Scan on operation_search_body"}, true},
+		// Found by its attempt's ID: the operation the first query named,
+		// by its key, or the side table's matches.
 		{domain.ListQuery{Text: m.attempt, Deep: true, States: []domain.State{domain.Completed}, Types: []string{"crm.task.create"}},
-			[]string{"Bitmap Index Scan on operation_search_body", "attempts_pkey"}},
+			[]string{"Bitmap Index Scan on operation_search_body", "Bitmap Index Scan on operations_pkey"}, true},
 		{domain.ListQuery{Text: m.eventID, Deep: true}, []string{"Bitmap Index Scan on operation_search_body",
-			"Bitmap Index Scan on operations_exact_event_id", "Bitmap Index Scan on operations_exact_correlation_id",
-			"Bitmap Index Scan on operations_exact_provider_key", "Bitmap Index Scan on operation_result_refs_value",
-			"Bitmap Index Scan on operation_search_pkey"}},
-		{domain.ListQuery{Text: m.errText, States: domain.DeskStates}, nil}, // the queue's: 00004's indexes
+			"Bitmap Index Scan on operations_pkey"}, true},
+		{domain.ListQuery{Text: m.key, Deep: true}, []string{"Bitmap Index Scan on operation_search_body"}, true},
+		{domain.ListQuery{Text: m.errText, States: domain.DeskStates}, nil, false}, // the queue's: 00004's indexes
 	} {
+		plans := []string{}
 		plan, err := store.ExplainList(s, c.q, off...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		// A plan that cannot avoid what is priced out takes it anyway.
-		for _, whole := range []string{"Seq Scan on operation", "Index Scan using operations_list"} {
-			if strings.Contains(plan, whole) {
-				t.Errorf("%q reads the whole table (%s):\n%s", c.q.Text, whole, plan)
-			}
-		}
-		for _, w := range c.want {
+		plans = append(plans, plan)
+		for _, w := range c.list {
 			if !strings.Contains(plan, w) {
 				t.Errorf("%q: no %q in the plan:\n%s", c.q.Text, w, plan)
+			}
+		}
+		if c.exactFirst {
+			exact, err := store.ExplainExact(s, c.q.Text, off...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plans = append(plans, exact)
+			for _, w := range exactArms {
+				if !strings.Contains(exact, w) {
+					t.Errorf("%q: no %q in the exact identifiers' plan:\n%s", c.q.Text, w, exact)
+				}
+			}
+		}
+		// A plan that cannot avoid what is priced out takes it anyway.
+		for _, plan := range plans {
+			for _, whole := range []string{"Seq Scan on operation", "Index Scan using operations_list", "Seq Scan on attempts"} {
+				if strings.Contains(plan, whole) {
+					t.Errorf("%q reads the whole table (%s):\n%s", c.q.Text, whole, plan)
+				}
 			}
 		}
 	}
@@ -189,6 +229,7 @@ func identifiers(op domain.Operation) []string {
 func searchFollows(t *testing.T, s *store.Store, step, id, word string, gone ...string) []store.SearchRow {
 	t.Helper()
 	ctx := context.Background()
+	indexSearch(t, s)
 	op, _, err := s.Load(ctx, "", id)
 	if err != nil {
 		t.Fatalf("%s: %v", step, err)
@@ -312,6 +353,7 @@ func TestList_OperationsSearchFollows(t *testing.T) {
 	if err := store.Exec(ctx, s, "DELETE FROM operations WHERE id = ?", desk.ID); err != nil {
 		t.Fatal(err)
 	}
+	indexSearch(t, s)
 	if got := found(t, s, domain.ListQuery{Text: "otter", Deep: true, Limit: 50}); len(got) != 0 {
 		t.Errorf("a deleted operation is found: %v", got)
 	}

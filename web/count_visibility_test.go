@@ -52,6 +52,7 @@ func TestDesk_CountsKeepHiddenContentHidden(t *testing.T) {
 		failed(hidden.Name, fmt.Sprintf("h-%d", i), fmt.Sprintf(`{"secret":"walrus","n":%d}`, i))
 	}
 
+	d.indexSearch()
 	total := func(who, path string) (string, string) {
 		a := d.get(who, path+"?q=walrus").want(http.StatusOK)
 		sel := ""

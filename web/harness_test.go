@@ -62,6 +62,23 @@ type desk struct {
 	engine *gin.Engine
 }
 
+// indexSearch runs the search indexer to the end of its queue, as a
+// replica's loop does a moment after a write: on PostgreSQL the Operations
+// page's search finds a part of the key, the content and the error once it
+// has run (store.IndexSearch), the IDs and identifiers before.
+func (d *desk) indexSearch() {
+	d.t.Helper()
+	for {
+		n, err := d.store.IndexSearch(context.Background(), 500)
+		if err != nil {
+			d.t.Fatalf("indexing the search text: %v", err)
+		}
+		if n < 500 {
+			return
+		}
+	}
+}
+
 func newDesk(t testing.TB) *desk {
 	t.Helper()
 	return newDeskWith(t, testCards())

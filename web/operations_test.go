@@ -27,6 +27,7 @@ func TestDesk_OperationsPage(t *testing.T) {
 		}
 		return out
 	}
+	d.indexSearch()
 	all := ids(d.get("vic", "/desk/operations").want(http.StatusOK))
 	if !all[fresh.ID] || !all[stuck.ID] {
 		t.Fatalf("every state: %v", all)

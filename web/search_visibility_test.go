@@ -41,6 +41,8 @@ func TestDesk_SearchKeepsHiddenContentHidden(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	d.indexSearch()
+
 	// Each surface lists the IDs it finds for a search text.
 	rows := func(a answer, testid string) map[string]bool {
 		out := map[string]bool{}

@@ -259,6 +259,9 @@ func (app *server) run(ctx context.Context, cfg config, ln net.Listener, stderr 
 func (app *server) startLoops(loopCtx context.Context, loops *sync.WaitGroup, cfg config) error {
 	ledger, s := app.ledger, app.store
 	loops.Go(func() { (&reconcile.Sweeper{Ledger: ledger.Upkeep, Interval: cfg.SweepInterval}).Run(loopCtx) })
+	// The Operations page's text search follows changes a moment later
+	// (migration 00028); on SQLite it reads the operations themselves.
+	loops.Go(func() { (&reconcile.SearchIndexer{Index: s}).Run(loopCtx) })
 	deliverer := &reconcile.Deliverer{Store: s,
 		Sender: notify.NewSender(notify.Sender{DeskBase: cfg.SignIn.PublicURL, Timeout: cfg.Notify.Timeout,
 			AllowPrivate: cfg.Notify.AllowPrivate, Getenv: os.Getenv}),

@@ -72,7 +72,7 @@ func Queue(v QueueView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if v.All {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<p class=\"muted\">Every operation in every state, oldest first. The search matches part of a key, an error or the content's text, and whole (any case) an operation or attempt ID, event ID, correlation ID, provider key or result ref.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<p class=\"muted\">Every operation in every state, oldest first. The search matches part of a key, an error or the content's text, and whole (any case) an operation or attempt ID, event ID, correlation ID, provider key or result ref. IDs and whole keys are found at once; other text within a few seconds of a change.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
