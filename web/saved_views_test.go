@@ -277,6 +277,7 @@ func TestDesk_SharedViewShowsOnlyWhatOneMaySee(t *testing.T) {
 	cards[crm.Name] = crm
 	d := newDeskWith(t, cards)
 	op := d.register("evt_1:a", "crm.task.create") // content {"owner":"u_9","title":"Follow up","ref":"evt_1:a"}
+	d.indexSearch()                                // the content's text is found once indexed
 	form := url.Values{"page": {"operations"}, "name": {"Follow-ups"}, "shared": {"1"}, "q": {"follow up"}}
 	loc := d.post("ada", "/desk/views", form).want(http.StatusSeeOther).header.Get("Location")
 	if got := rowIDs(d.get("ada", loc).want(http.StatusOK)); len(got) != 1 || got[0] != op.ID {
