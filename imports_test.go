@@ -153,10 +153,8 @@ func importViolations(t *testing.T, root string) []string {
 
 // forbidden says why room may not import imp, or "" when it may.
 func forbidden(room, imp string) string {
-	for prefix, rooms := range onlyIn {
-		if strings.HasPrefix(imp, prefix) && !slices.Contains(rooms, room) {
-			return "only " + strings.Join(rooms, " and ") + " may import " + prefix
-		}
+	if why := outsideItsRoom(room, imp); why != "" {
+		return why
 	}
 	if slices.Contains(notIn[room], imp) {
 		return room + "/ may not import " + imp
@@ -192,14 +190,20 @@ func forbiddenInTest(room, pkg, imp string) string {
 	if _, ours := strings.CutPrefix(imp, module); !ours {
 		// A test may use the standard library as it needs (an HTTP status
 		// table's test, say); outside modules keep their rooms.
-		for prefix, rooms := range onlyIn {
-			if strings.HasPrefix(imp, prefix) && !slices.Contains(rooms, room) {
-				return "only " + strings.Join(rooms, " and ") + " may import " + prefix
-			}
-		}
-		return ""
+		return outsideItsRoom(room, imp)
 	}
 	return forbidden(room, imp)
+}
+
+// outsideItsRoom says why room may not import imp, an outside module that
+// onlyIn gives to other rooms, or "" when it may.
+func outsideItsRoom(room, imp string) string {
+	for prefix, rooms := range onlyIn {
+		if strings.HasPrefix(imp, prefix) && !slices.Contains(rooms, room) {
+			return "only " + strings.Join(rooms, " and ") + " may import " + prefix
+		}
+	}
+	return ""
 }
 
 // TestImportRules_catchesAForbiddenImport plants the rule's own examples so a
