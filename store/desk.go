@@ -220,7 +220,7 @@ func (s *Store) CreateBatch(ctx context.Context, changes []domain.Change) error 
 	// side table (migration 00012) — and analyzes 00029's side tables,
 	// which the load filled through its trigger.
 	for s.dialect.isPostgres() {
-		n, err := s.IndexSearch(ctx, loadBatch)
+		n, err := s.indexSearch(ctx, loadBatch, true)
 		if err != nil {
 			return err
 		}
@@ -230,7 +230,7 @@ func (s *Store) CreateBatch(ctx context.Context, changes []domain.Change) error 
 	}
 	sql := "ANALYZE operations"
 	if s.dialect.isPostgres() {
-		sql = "VACUUM (ANALYZE) operations, operation_search, open_operations, final_operations, operation_result_refs"
+		sql = "VACUUM (ANALYZE) operations, operation_search, open_operations, final_operations"
 	}
 	return translate(s.db.WithContext(ctx).Exec(sql).Error, "operation")
 }

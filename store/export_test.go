@@ -332,6 +332,11 @@ func RenderMulti(chs []domain.Change, create bool) (string, int) {
 	return st.query(), len(st.args)
 }
 
-// IndexSearchSQL is one batch of the search indexer, its one parameter
-// (the batch's size) written "?".
+// IndexSearchSQL is one batch of the search indexer, run in a transaction
+// that holds its turn, its one parameter (the batch's size) written "?".
 const IndexSearchSQL = indexSearchSQL
+
+// QueryRow scans the one row of a query on s's database into dest.
+func QueryRow(ctx context.Context, s *Store, sql string, dest []any, args ...any) error {
+	return s.db.WithContext(ctx).Raw(sql, args...).Row().Scan(dest...)
+}

@@ -276,14 +276,15 @@ const sideOrExact = `operations.id IN (SELECT s.operation_id FROM operation_sear
 // through the primary keys (the attempt's operation is a scalar subquery,
 // evaluated once); its identifiers, in any case, through migration 00025's
 // hash indexes, whose predicates (the value not empty) each arm repeats so
-// that the planner may take them, and the result ref's table (00029) by its
-// hash index; and its key, as written, through the
+// that the planner may take them, and the result ref through
+// final_operations' hash index (00030: only a completed operation has
+// one); and its key, as written, through the
 // (namespace, key) unique index, probed once per namespace, each of which
 // a recursive scan of that index finds in one probe.
 const exactMatch = `SELECT o.id FROM operations o WHERE o.id = $1 OR o.id = (SELECT operation_id FROM attempts WHERE id = $1) OR ` +
 	`(o.event_id <> '' AND lower(o.event_id) = lower($1)) OR (o.correlation_id <> '' AND lower(o.correlation_id) = lower($1)) OR ` +
 	`(o.provider_key <> '' AND lower(o.provider_key) = lower($1)) OR ` +
-	`o.id = ANY (ARRAY(SELECT r.operation_id FROM operation_result_refs r WHERE r.value = lower($1))) OR ` +
+	`o.id = ANY (ARRAY(SELECT f.id FROM final_operations f WHERE f.result_ref = lower($1))) OR ` +
 	`(o.key = $1 AND o.namespace = ANY (ARRAY(WITH RECURSIVE ns (n) AS (SELECT min(namespace) FROM operations UNION ALL ` +
 	`SELECT (SELECT min(namespace) FROM operations WHERE namespace > ns.n) FROM ns WHERE ns.n IS NOT NULL) ` +
 	`SELECT n FROM ns WHERE n IS NOT NULL))) LIMIT 1000`

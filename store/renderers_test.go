@@ -73,9 +73,9 @@ func (s teeStore) Apply(ctx context.Context, ch domain.Change) error {
 // indexer's queue its trigger fills (migration 00028).
 var equivalenceTables = []string{"operations", "operation_search_queue", "attempts", "content_versions", "audit_events", "notifications"}
 
-// indexedTables are the search side table and its stamps, which the search
-// indexer writes from the queue.
-var indexedTables = []string{"operation_search", "operation_search_stamp"}
+// indexedTables are the search side table, which the search indexer
+// writes from the queue.
+var indexedTables = []string{"operation_search"}
 
 // TestRenderers_equivalent: the same plans — every transition kind, with
 // and without notifications, a begun claim, a revision and its approval, a

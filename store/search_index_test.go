@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/opshandoff/handoff/domain"
@@ -14,14 +13,13 @@ import (
 	"github.com/opshandoff/handoff/store/storetest"
 )
 
-// TestIndexSearch_olderStateNeverWinsARace: two indexers index one
-// operation at once, the first from the state it read before a change, the
-// second from the state after it, and the first writes last. The side
-// table must end with the later text: the indexer that read the older
-// state writes nothing (migration 00028's stamp). The interleaving is made
-// by holding the operation's stamp row locked in a transaction of the
-// test's own, which then runs the second indexer's batch itself.
-func TestIndexSearch_olderStateNeverWinsARace(t *testing.T) {
+// TestIndexSearch_takesTurns: the search indexer's batches take turns
+// (migration 00030). While another transaction holds the turn — another
+// replica's batch — a batch takes nothing and writes nothing: the change
+// stays queued, and the holder's batch, which reads after the change,
+// writes the newer text; the next batch finds the queue empty. So a batch
+// that read an older state can never write after one that read a newer.
+func TestIndexSearch_takesTurns(t *testing.T) {
 	needPostgres(t)
 	ctx := context.Background()
 	url := storetest.MigratedURL(t)
@@ -44,7 +42,7 @@ func TestIndexSearch_olderStateNeverWinsARace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	setError("Older Grumble") // queued: the first indexer takes this one
+	setError("Older Grumble")
 
 	db, err := sql.Open("pgx", url)
 	if err != nil {
@@ -56,41 +54,32 @@ func TestIndexSearch_olderStateNeverWinsARace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hold.Rollback()
-	var xid string
-	if err := hold.QueryRowContext(ctx, "SELECT stamp::text FROM operation_search_stamp WHERE operation_id = $1 FOR UPDATE", id).Scan(&xid); err != nil {
-		t.Fatal(err)
-	}
-	if err := hold.QueryRowContext(ctx, "SELECT transactionid::text FROM pg_locks WHERE pid = pg_backend_pid() "+
-		"AND locktype = 'transactionid' AND granted").Scan(&xid); err != nil {
+	if _, err := hold.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('handoff.search:' || current_schema()))"); err != nil {
 		t.Fatal(err)
 	}
 
-	// The first indexer reads the older state and waits for the stamp.
-	first := make(chan error, 1)
-	go func() { _, err := s.IndexSearch(ctx, 100); first <- err }()
-	for waiting := 0; waiting == 0; {
-		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted "+
-			"AND transactionid::text = $1", xid).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case err := <-first:
-			t.Fatalf("the first indexer did not wait for the stamp's lock: %v", err)
-		case <-time.After(10 * time.Millisecond):
-		}
+	if n, err := s.IndexSearch(ctx, 100); err != nil || n != 0 {
+		t.Fatalf("a batch took %d changes (%v) while another held the turn, want none", n, err)
+	}
+	if rows, err := store.SearchSide(ctx, s, id); err != nil || len(rows) != 1 {
+		t.Fatalf("a batch wrote while another held the turn: %+v %v", rows, err)
 	}
 
-	// The operation changes again; the second indexer, in the transaction
-	// that holds the stamp, writes the newer text and commits first.
+	// The operation changes again; the batch that holds the turn reads
+	// after that and writes the newer text.
 	setError("Newer Grumble")
-	if _, err := hold.ExecContext(ctx, strings.Replace(store.IndexSearchSQL, "?", "$1", 1), 100); err != nil {
+	var n int
+	if err := hold.QueryRowContext(ctx, strings.Replace(store.IndexSearchSQL, "?", "$1", 1), 100).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if err := hold.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-first; err != nil {
-		t.Fatal(err)
+	if n != 2 {
+		t.Errorf("the holder's batch took %d changes, want both", n)
+	}
+	if n, err := s.IndexSearch(ctx, 100); err != nil || n != 0 {
+		t.Errorf("after the holder's batch the queue held %d changes (%v), want none", n, err)
 	}
 
 	rows, err := store.SearchSide(ctx, s, id)
@@ -98,7 +87,7 @@ func TestIndexSearch_olderStateNeverWinsARace(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(rows) != 2 || rows[1].Body != "newer grumble\n" {
-		t.Errorf("after the race the side table holds %+v, want the newer error's text", rows)
+		t.Errorf("the side table holds %+v, want the newer error's text", rows)
 	}
 	if got := found(t, s, domain.ListQuery{Text: "older grumble", Deep: true, Limit: 50}); len(got) != 0 {
 		t.Errorf("the older error's text is found: %v", got)

@@ -145,7 +145,7 @@ func TestList_OperationsSearchPlan(t *testing.T) {
 	off := []string{"enable_seqscan = off", "enable_indexscan = off"}
 	exactArms := []string{"Bitmap Index Scan on operations_pkey", "attempts_pkey",
 		"Bitmap Index Scan on operations_exact_event_id", "Bitmap Index Scan on operations_exact_correlation_id",
-		"Bitmap Index Scan on operations_exact_provider_key", "operation_result_refs_value",
+		"Bitmap Index Scan on operations_exact_provider_key", "final_operations_result_ref",
 		"Bitmap Index Scan on operations_namespace_key"}
 	for _, c := range []struct {
 		q          domain.ListQuery
