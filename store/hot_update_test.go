@@ -143,3 +143,104 @@ func waitStats(t *testing.T, db *sql.DB, ins0, upd0, hot0, want int64) (upd, hot
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestHotUpdates_changingColumnsLast: on PostgreSQL the columns that a
+// running operation's updates — its begin, a heartbeat, a completed
+// settle — change stand after every long value they leave as it was (the
+// key, the content, its hashes, the provider key), so that the WAL record
+// of each HOT update, which leaves out the bytes the new version shares
+// with the old at its start, does not carry those again (migration 00031).
+func TestHotUpdates_changingColumnsLast(t *testing.T) {
+	if !storetest.Postgres() {
+		t.Skip("the order of the columns matters to PostgreSQL's WAL: set " + storetest.EnvPostgres)
+	}
+	ctx := context.Background()
+	url := storetest.MigratedURL(t)
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l := domain.NewLedger(s, testCards())
+	res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: "order-column", Type: "crm.task.create",
+		Content: json.RawMessage(`{"title":"Follow up on the order column","owner":"u_9"}`), Claim: &domain.Claim{Worker: "w1"}})
+	if err != nil || res.Claim == nil {
+		t.Fatal(err, res.ClaimRefused)
+	}
+	id, tok := res.Operation.ID, res.Claim.Lease.Token
+	row := func() map[string]any {
+		t.Helper()
+		var b []byte
+		if err := db.QueryRow("SELECT to_jsonb(o) FROM operations o WHERE id = $1", id).Scan(&b); err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	rows := []map[string]any{row()}
+	steps := []func() error{
+		func() error { _, err := l.Workflow.Begin(ctx, wf, id, domain.Begin{LeaseToken: tok}); return err },
+		func() error {
+			_, err := l.Workflow.Heartbeat(ctx, wf, id, domain.Heartbeat{LeaseToken: tok, Lease: time.Minute})
+			return err
+		},
+		func() error {
+			_, err := l.Workflow.Settle(ctx, wf, id, domain.Settle{LeaseToken: tok, Outcome: domain.OutcomeCompleted,
+				Result: &domain.Result{Ref: "crm_order_column"}})
+			return err
+		},
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, row())
+	}
+
+	cols, err := db.Query(`SELECT attname, attnum FROM pg_attribute WHERE attrelid = 'operations'::regclass AND attnum > 0
+AND NOT attisdropped AND attgenerated = '' ORDER BY attnum`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cols.Close()
+	firstChanged, firstName := 1<<30, ""
+	type col struct {
+		name string
+		num  int
+	}
+	var long []col
+	for cols.Next() {
+		var c col
+		if err := cols.Scan(&c.name, &c.num); err != nil {
+			t.Fatal(err)
+		}
+		changed := false
+		for i := 1; i < len(rows); i++ {
+			if fmt.Sprint(rows[i][c.name]) != fmt.Sprint(rows[i-1][c.name]) {
+				changed = true
+			}
+		}
+		if changed && c.num < firstChanged {
+			firstChanged, firstName = c.num, c.name
+		}
+		if v, ok := rows[0][c.name].(string); !changed && ok && len(v) > 16 {
+			long = append(long, c)
+		}
+	}
+	if len(long) < 5 {
+		t.Fatalf("only %v are long and unchanged", long)
+	}
+	for _, c := range long {
+		if c.num > firstChanged {
+			t.Errorf("%s, unchanged by a begin, a heartbeat and a settle, stands after %s, which they change", c.name, firstName)
+		}
+	}
+}

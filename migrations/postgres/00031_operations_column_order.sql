@@ -41,7 +41,6 @@ CREATE TABLE operations_reordered (
     content_author text DEFAULT '' NOT NULL,
     content_purged_at timestamp with time zone,
     provider_key text NOT NULL,
-    provider_key_content_version integer DEFAULT 0 NOT NULL,
     approval_version integer,
     approval_by text,
     approval_at timestamp with time zone,
@@ -56,8 +55,9 @@ CREATE TABLE operations_reordered (
     resolution_reason text,
     resolution_at timestamp with time zone,
     desk_entered_at timestamp with time zone,
-    provider_key_first_sent_at timestamp with time zone,
     first_attempt_at timestamp with time zone,
+    provider_key_content_version integer DEFAULT 0 NOT NULL,
+    provider_key_first_sent_at timestamp with time zone,
     attempts integer DEFAULT 0 NOT NULL,
     retry_from integer DEFAULT 0 NOT NULL,
     next_retry_at timestamp with time zone,
@@ -85,21 +85,21 @@ CREATE TABLE operations_reordered (
 INSERT INTO operations_reordered (
     id, namespace, key, type, event_id, source, correlation_id, caused_by, supersedes,
     superseded_by, fingerprint, identity_hash, content_version, content_sha256, content,
-    content_author, content_purged_at, provider_key, provider_key_content_version, approval_version,
-    approval_by, approval_at, created_at, assignee, assignee_issuer, assignee_subject, assigned_at,
-    escalated_at, resolution_action, resolution_by, resolution_reason, resolution_at,
-    desk_entered_at, provider_key_first_sent_at, first_attempt_at, attempts, retry_from,
-    next_retry_at, last_error_class, last_error_code, last_error_message, result_data, result_ref,
-    state, lease_token, lease_worker, lease_expires_at, version, audit_head, updated_at)
+    content_author, content_purged_at, provider_key, approval_version, approval_by, approval_at,
+    created_at, assignee, assignee_issuer, assignee_subject, assigned_at, escalated_at,
+    resolution_action, resolution_by, resolution_reason, resolution_at, desk_entered_at,
+    first_attempt_at, provider_key_content_version, provider_key_first_sent_at, attempts,
+    retry_from, next_retry_at, last_error_class, last_error_code, last_error_message, result_data,
+    result_ref, state, lease_token, lease_worker, lease_expires_at, version, audit_head, updated_at)
 SELECT
     id, namespace, key, type, event_id, source, correlation_id, caused_by, supersedes,
     superseded_by, fingerprint, identity_hash, content_version, content_sha256, content,
-    content_author, content_purged_at, provider_key, provider_key_content_version, approval_version,
-    approval_by, approval_at, created_at, assignee, assignee_issuer, assignee_subject, assigned_at,
-    escalated_at, resolution_action, resolution_by, resolution_reason, resolution_at,
-    desk_entered_at, provider_key_first_sent_at, first_attempt_at, attempts, retry_from,
-    next_retry_at, last_error_class, last_error_code, last_error_message, result_data, result_ref,
-    state, lease_token, lease_worker, lease_expires_at, version, audit_head, updated_at
+    content_author, content_purged_at, provider_key, approval_version, approval_by, approval_at,
+    created_at, assignee, assignee_issuer, assignee_subject, assigned_at, escalated_at,
+    resolution_action, resolution_by, resolution_reason, resolution_at, desk_entered_at,
+    first_attempt_at, provider_key_content_version, provider_key_first_sent_at, attempts,
+    retry_from, next_retry_at, last_error_class, last_error_code, last_error_message, result_data,
+    result_ref, state, lease_token, lease_worker, lease_expires_at, version, audit_head, updated_at
   FROM operations;
 
 ALTER TABLE attempts DROP CONSTRAINT attempts_operation_id_fkey;
