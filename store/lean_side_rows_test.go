@@ -76,3 +76,31 @@ func TestMigration_leanSideRows(t *testing.T) {
 		t.Errorf("the reconciled operation's result ref finds %v, want %s", got, open.ID)
 	}
 }
+
+// TestOpenOperations_followTheRow: open_operations holds an open
+// operation's row as operations has it, whatever of it changes — here its
+// identity hash, by which (with its namespace) PostgreSQL's trigger finds
+// the side row (migration 00030) — and one row only.
+func TestOpenOperations_followTheRow(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t)
+	l := domain.NewLedger(s, testCards())
+	res, err := l.Workflow.Register(ctx, wf, domain.Registration{Key: "Open:Follow", Type: "crm.task.create",
+		Content: json.RawMessage(`{"note":"follow"}`), Claim: &domain.Claim{Worker: "w1"}})
+	if err != nil || res.Claim == nil {
+		t.Fatal(err, res.ClaimRefused)
+	}
+	id := res.Operation.ID
+	if err := store.Exec(ctx, s, "UPDATE operations SET identity_hash = 'sha256:other', key = 'Open:Moved' WHERE id = ?", id); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	var hash, key string
+	if err := store.QueryRow(ctx, s, "SELECT count(*), max(identity_hash), max(key) FROM open_operations WHERE id = ?",
+		[]any{&n, &hash, &key}, id); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 || hash != "sha256:other" || key != "Open:Moved" {
+		t.Errorf("open_operations holds %d rows of the operation, identity %q, key %q; want 1, sha256:other, Open:Moved", n, hash, key)
+	}
+}
