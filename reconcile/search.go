@@ -18,8 +18,8 @@ type SearchIndex interface {
 // changed since (on PostgreSQL; SQLite's search reads the operations
 // themselves). What is left to index is in the database, not here: a
 // replica that crashes, or one that never ran, leaves it to the next batch
-// of any replica. Every replica runs one; batches take changes no other
-// replica holds.
+// of any replica. Every replica runs one; their batches take turns, and a
+// replica that finds another's batch at work leaves the queue to it.
 type SearchIndexer struct {
 	Index SearchIndex
 	// Interval is the pause after the queue was found empty; zero is
