@@ -236,8 +236,14 @@ func (m *machine) settle(t *rapid.T) {
 		if d := rapid.SampledFrom(resultData).Draw(t, "result_data"); d != "" {
 			s.Result.Data = json.RawMessage(d)
 		}
-	} else if c := rapid.SampledFrom(settleClasses).Draw(t, "class"); !c.IsZero() {
-		s.Error = &domain.ErrorInfo{Class: c, Code: "E", Message: "provider said so"}
+	} else {
+		if c := rapid.SampledFrom(settleClasses).Draw(t, "class"); !c.IsZero() {
+			s.Error = &domain.ErrorInfo{Class: c, Code: "E", Message: "provider said so"}
+		}
+		if rapid.IntRange(0, 3).Draw(t, "failure_with_result") == 0 {
+			// The API takes a result with any outcome; a failure keeps none.
+			s.Result = &domain.Result{Ref: fmt.Sprintf("partial-%d", len(m.history))}
+		}
 	}
 	class := errClass(s)
 	exhausted := m.budget >= m.card.Retry.MaxAttempts || m.elapsedExhausted()

@@ -529,6 +529,12 @@ func (m *machine) check(t *rapid.T) {
 			t.Fatalf("awaiting approval, yet the model has an approved snapshot")
 		}
 	}
+	// A result is the record of a completed side effect, so only a final
+	// operation holds one: the desk's search finds an operation by its
+	// result ref among the final ones.
+	if op.Result != nil && !op.State.Final() {
+		t.Fatalf("%s holds result %+v", op.State, op.Result)
+	}
 	// The operation's own bookkeeping agrees with the model's.
 	if op.Attempts-op.RetryFrom != m.budget || !timesEqual(op.FirstAttemptAt, m.firstAttempt) ||
 		!timesEqual(op.ProviderKeyFirstSentAt, m.firstSent) {
