@@ -281,13 +281,27 @@ const sideOrExact = `operations.id IN (SELECT s.operation_id FROM operation_sear
 // one); and its key, as written, through the
 // (namespace, key) unique index, probed once per namespace, each of which
 // a recursive scan of that index finds in one probe.
-const exactMatch = `SELECT o.id FROM operations o WHERE o.id = $1 OR o.id = (SELECT operation_id FROM attempts WHERE id = $1) OR ` +
+const exactMatch = `SELECT o.id FROM operations o WHERE ` + exactCond + ` LIMIT ` + exactMostPlusOne
+
+// exactCond is exactMatch's condition on operations o, its text $1.
+const exactCond = `o.id = $1 OR o.id = (SELECT operation_id FROM attempts WHERE id = $1) OR ` +
 	`(o.event_id <> '' AND lower(o.event_id) = lower($1)) OR (o.correlation_id <> '' AND lower(o.correlation_id) = lower($1)) OR ` +
 	`(o.provider_key <> '' AND lower(o.provider_key) = lower($1)) OR ` +
 	`o.id = ANY (ARRAY(SELECT f.id FROM final_operations f WHERE f.result_ref = lower($1))) OR ` +
 	`(o.key = $1 AND o.namespace = ANY (ARRAY(WITH RECURSIVE ns (n) AS (SELECT min(namespace) FROM operations UNION ALL ` +
 	`SELECT (SELECT min(namespace) FROM operations WHERE namespace > ns.n) FROM ns WHERE ns.n IS NOT NULL) ` +
-	`SELECT n FROM ns WHERE n IS NOT NULL))) LIMIT 1000`
+	`SELECT n FROM ns WHERE n IS NOT NULL)))`
+
+// exactMost is how many operations exactIDs hands to the list's query as
+// values (each one a parameter of its IN). A text that names more — a
+// correlation ID a large run shares — is matched by exactCond inside the
+// list's query instead (sideOrExactCond), which finds every one of them.
+const exactMost, exactMostPlusOne = 1000, "1001"
+
+// sideOrExactCond is sideOrExact with exactCond in place of the IDs it
+// names, its text once per "?".
+var sideOrExactCond = `operations.id IN (SELECT s.operation_id FROM operation_search s WHERE s.body LIKE ? ESCAPE '\' ` +
+	`UNION ALL SELECT o.id FROM operations o WHERE ` + strings.ReplaceAll(exactCond, "$1", "?") + `)`
 
 // exactIDs are the operations q's text names exactly (exactMatch). It
 // reads through the pgx pool, outside the list's transaction: a prepared
@@ -334,7 +348,13 @@ func (s *Store) textMatch(ctx context.Context, q domain.ListQuery) (string, []an
 			return "", nil, err
 		}
 		side, sideArgs := sideSearch, []any{pat}
-		if len(exact) > 0 {
+		switch {
+		case len(exact) > exactMost:
+			side, sideArgs = sideOrExactCond, []any{pat}
+			for range strings.Count(exactCond, "$1") {
+				sideArgs = append(sideArgs, q.Text)
+			}
+		case len(exact) > 0:
 			side, sideArgs = sideOrExact, []any{pat, exact}
 		}
 		if len(hidden) == 0 {
