@@ -23,7 +23,9 @@ func TestSweepHandsOnALapsedResendGuard(t *testing.T) {
 	if !storetest.Postgres() {
 		st.SetClock(clk.Now)
 	}
-	const retention = 2 * time.Second
+	// On PostgreSQL the clock is the database's: the lease and the
+	// retention leave room for a slow machine between the steps.
+	const lease, retention = time.Second, 4 * time.Second
 	cards := dedupCards()
 	lapse := cards["mail.send"]
 	lapse.Name, lapse.ProviderKeyRetention = "mail.lapse", retention
@@ -40,7 +42,7 @@ func TestSweepHandsOnALapsedResendGuard(t *testing.T) {
 	ops := map[string]domain.Operation{}
 	for _, typ := range []string{lapse.Name, looked.Name} {
 		res, err := ledger.Workflow.Register(ctx, wf, domain.Registration{Key: "evt_1:" + typ, Type: typ,
-			Content: json.RawMessage(`{"type":"` + typ + `"}`), Claim: &domain.Claim{Worker: "w-1", Lease: 300 * time.Millisecond}})
+			Content: json.RawMessage(`{"type":"` + typ + `"}`), Claim: &domain.Claim{Worker: "w-1", Lease: lease}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +50,7 @@ func TestSweepHandsOnALapsedResendGuard(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	clk.wait(400 * time.Millisecond) // the worker is gone
+	clk.wait(lease + 200*time.Millisecond) // the worker is gone
 	if _, err := ledger.Upkeep.Sweep(ctx, 100); err != nil {
 		t.Fatal(err)
 	}
