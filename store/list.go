@@ -192,6 +192,13 @@ func (s *Store) listWhere(ctx context.Context, q domain.ListQuery) (string, []an
 	if q.Error != nil {
 		add("COALESCE(last_error_class, '') = ?", q.Error.Class)
 		add("COALESCE(last_error_code, '') = ?", q.Error.Code)
+		if heldTwins(q) {
+			// What the two conditions above say, in the words of the
+			// partial index over the held twins (operations_twin_holds):
+			// state is in no index of operations, so without it the
+			// queue's marker of held twins read the whole table.
+			add("twin_held")
+		}
 	}
 	if !q.CreatedBefore.IsZero() {
 		add("created_at < ?", q.CreatedBefore.UTC())
@@ -212,6 +219,14 @@ func (s *Store) listWhere(ctx context.Context, q domain.ListQuery) (string, []an
 		add("NOT (state = 'unknown_outcome' AND desk_entered_at IS NULL AND type IN ?)", q.AwaitingLookupOf)
 	}
 	return strings.Join(where, " AND "), args, nil
+}
+
+// heldTwins reports whether q lists the registrations held for a twin:
+// awaiting approval with the error twin_unresolved, the rows twin_held
+// names (migration 00029).
+func heldTwins(q domain.ListQuery) bool {
+	return q.Error != nil && q.Error.Code == domain.CodeTwinUnresolved &&
+		len(q.States) == 1 && q.States[0] == domain.AwaitingApproval
 }
 
 // deskOnly reports whether q lists desk states only: then its condition is
