@@ -91,6 +91,26 @@ type seeded struct {
 // note naming an order of its own.
 func seedDesk(b *testing.B, d *desk, total, inDesk int) seeded {
 	b.Helper()
+	return seedDeskEntering(b, d, total, inDesk, nil)
+}
+
+// deskEntry is how one of seedDeskEntering's desk items gets there: its
+// type, and the error its attempt settles with — an unknown outcome after
+// the provider call began, or a terminal failure before it.
+type deskEntry struct {
+	Type    string
+	Unknown bool
+	Error   domain.ErrorInfo
+}
+
+// seedDeskEntering is seedDesk, except that with enter set the n-th desk
+// item is of enter(n)'s type and is loaded one step short of the desk —
+// action_pending for an unknown outcome, processing for a failure, under a
+// live lease — and then settled through the Ledger with enter(n)'s error,
+// one write each in the order of n, so it enters the desk and joins its
+// incident as a worker's settle does.
+func seedDeskEntering(b *testing.B, d *desk, total, inDesk int, enter func(n int) deskEntry) seeded {
+	b.Helper()
 	ctx := context.Background()
 	start := time.Now()
 	now := time.Now().UTC()
@@ -98,8 +118,14 @@ func seedDesk(b *testing.B, d *desk, total, inDesk int) seeded {
 	types := []string{"crm.task.create", "coupon.issue"}
 	var batch []domain.Change
 	var out seeded
+	var entering []int // indexes in out.ops of the items to settle into the desk
 	for i := range total {
 		typ := types[(i/every)%len(types)]
+		var entry deskEntry
+		if enter != nil && i%every == 0 {
+			entry = enter(len(entering))
+			typ = entry.Type
+		}
 		card, _ := d.ledger.Cards.Get(typ)
 		at := now.Add(-30 * 24 * time.Hour / time.Duration(total) * time.Duration(total-i)) // spread over 30 days
 		env := domain.Env{Card: card, Now: at, Actor: testWorkflow, NewID: d.ledger.IDs.New}
@@ -116,6 +142,14 @@ func seedDesk(b *testing.B, d *desk, total, inDesk int) seeded {
 			op.LeaseToken, op.Lease = 1, &domain.Lease{Token: 1, Worker: "w1", ExpiresAt: at.Add(5 * time.Minute)}
 		}
 		switch {
+		case i%every == 0 && enter != nil:
+			// The worker kept its lease alive until the provider answered.
+			op.LeaseToken, op.Lease = 1, &domain.Lease{Token: 1, Worker: "w1", ExpiresAt: now.Add(time.Hour)}
+			op.State, op.Version = domain.Processing, 2
+			if entry.Unknown {
+				op.State, op.Version, op.ProviderKeyFirstSentAt = domain.ActionPending, 3, &at
+			}
+			entering = append(entering, len(out.ops))
 		case i%every == 0 && len(out.desk)%2 == 0:
 			op.State, op.ProviderKeyFirstSentAt = domain.UnknownOutcome, &at
 			op.LastError = &domain.ErrorInfo{Class: domain.ClassTimeout, Message: "read timeout after 30s"}
@@ -158,6 +192,26 @@ func seedDesk(b *testing.B, d *desk, total, inDesk int) seeded {
 			}
 			batch = batch[:0]
 		}
+	}
+	loaded := time.Since(start)
+	for n, k := range entering {
+		e := enter(n)
+		s := domain.Settle{LeaseToken: 1, Outcome: domain.OutcomeFailedTerminal, Error: &e.Error}
+		if e.Unknown {
+			s.Outcome = domain.OutcomeUnknown
+		}
+		op, err := d.ledger.Workflow.Settle(ctx, testWorkflow, out.ops[k].ID, s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !op.State.InDesk() {
+			b.Fatalf("%s settled into %s", op.Key, op.State)
+		}
+		out.ops[k] = op
+		out.desk = append(out.desk, op)
+	}
+	if enter != nil {
+		b.Logf("settled %d operations into the desk in %v", len(entering), (time.Since(start) - loaded).Round(time.Millisecond))
 	}
 	b.Logf("seeded %d operations (%d in the desk) in %v", total, len(out.desk), time.Since(start).Round(time.Millisecond))
 	return out
