@@ -264,10 +264,10 @@ func (c Card) Validate() []FieldError {
 	if c.Drill.Lookup != "" && c.Drill.Lookup != "none" && c.Drill.Lookup != "authoritative" && c.Drill.Lookup != "unsure" {
 		bad("drill.lookup", "must be none, authoritative or unsure")
 	}
-	errs = append(errs, c.validateKeyRules()...)
-	errs = append(errs, c.validateCallTimeout()...)
-	errs = append(errs, c.validateSummary()...)
-	errs = append(errs, c.validateIdentity()...)
+	errs = append(errs, validateKeyRules(c)...)
+	errs = append(errs, validateCallTimeout(c)...)
+	errs = append(errs, validateSummary(c)...)
+	errs = append(errs, validateIdentity(c)...)
 	if c.NotifyURL != "" {
 		u, err := url.Parse(c.NotifyURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -301,7 +301,7 @@ func (c Card) Validate() []FieldError {
 	if c.LookupAdapter != nil {
 		errs = append(errs, c.LookupAdapter.validate(c)...)
 	}
-	errs = append(errs, c.validateExecute()...)
+	errs = append(errs, validateExecute(c)...)
 	if len(c.Escalate) > 0 && c.EscalateAfter == 0 {
 		bad("escalate_after", "is required when escalate lists destinations")
 	}

@@ -43,7 +43,7 @@ func (c Card) NotFoundFrom(began time.Time) time.Time {
 // validateCallTimeout lists the call_timeout's problems: out of range, or
 // too short to cover a call on a card whose lookups may conclude "not
 // executed".
-func (c Card) validateCallTimeout() []FieldError {
+func validateCallTimeout(c Card) []FieldError {
 	var errs []FieldError
 	if c.CallTimeout < 0 || c.CallTimeout > MaxCallTimeout || (c.CallTimeout > 0 && c.CallTimeout < time.Second) {
 		errs = append(errs, FieldError{Field: "call_timeout", Message: "must be between 1s and 24h (absent: twice the lease)"})

@@ -16,7 +16,7 @@ const (
 	ConcurrencyUnknown    = "unknown"
 )
 
-func (c Card) validateKeyRules() []FieldError {
+func validateKeyRules(c Card) []FieldError {
 	var errs []FieldError
 	if c.KeyPattern != "" {
 		if _, err := regexp.Compile(c.KeyPattern); err != nil {

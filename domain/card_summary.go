@@ -23,7 +23,7 @@ const (
 // token as its name, and its value as text.
 type SummaryField struct{ Name, Value string }
 
-func (c Card) validateSummary() []FieldError {
+func validateSummary(c Card) []FieldError {
 	if len(c.Summary) > MaxSummaryFields {
 		return []FieldError{{"summary", "names at most " + strconv.Itoa(MaxSummaryFields) + " fields"}}
 	}

@@ -179,7 +179,7 @@ func (e ExecuteEndpoint) validate(c Card) []FieldError {
 }
 
 // validateExecute lists the problems of the card's execute lines.
-func (c Card) validateExecute() []FieldError {
+func validateExecute(c Card) []FieldError {
 	var errs []FieldError
 	if c.ExecuteAdapter != nil {
 		errs = append(errs, c.ExecuteAdapter.validate(c)...)

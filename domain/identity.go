@@ -69,7 +69,7 @@ const MaxEchoWindow = 30 * 24 * time.Hour
 
 // validateIdentity lists the problems with the card's identity and echo
 // lines.
-func (c Card) validateIdentity() []FieldError {
+func validateIdentity(c Card) []FieldError {
 	var errs []FieldError
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})

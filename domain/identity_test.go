@@ -52,7 +52,7 @@ func TestIdentityHash(t *testing.T) {
 func TestCard_identityAndEchoRules(t *testing.T) {
 	c := Card{Identity: []string{"/order", "order", "/order", "/a~2"}, Echo: &Echo{Within: -1}, TwinsAllowed: true}
 	got := map[string]bool{}
-	for _, e := range c.validateIdentity() {
+	for _, e := range validateIdentity(c) {
 		got[e.Field] = true
 	}
 	for _, f := range []string{"identity[1]", "identity[2]", "identity[3]", "echo.source", "echo.within", "echo"} {
@@ -64,7 +64,7 @@ func TestCard_identityAndEchoRules(t *testing.T) {
 		t.Errorf("a good pointer refused: %v", got)
 	}
 	ok := Card{Identity: []string{"/order"}, Echo: &Echo{Source: "crm-webhook", Within: 600e9}}
-	if errs := ok.validateIdentity(); len(errs) != 0 {
+	if errs := validateIdentity(ok); len(errs) != 0 {
 		t.Errorf("a good card refused: %v", errs)
 	}
 }
