@@ -130,18 +130,9 @@ func (s *Store) DeskList(ctx context.Context, q domain.ListQuery) ([]domain.Oper
 // most <= 0 counts them all. On PostgreSQL a search is planned for its own
 // values, as in DeskList.
 func (s *Store) DeskCount(ctx context.Context, q domain.ListQuery, most int) (int, error) {
-	q.Cursor, q.Until = "", ""
-	where, args, err := s.listWhere(ctx, q)
+	sql, args, err := s.deskCountSQL(ctx, q, most)
 	if err != nil {
 		return 0, err
-	}
-	sql := "SELECT COUNT(*) FROM operations WHERE " + where
-	if most > 0 {
-		// The page's order and a LIMIT of most+1: the plan the list pages
-		// are read with, stopped at the bound, reading ids only.
-		sql = "SELECT COUNT(*) FROM (SELECT id FROM operations WHERE " + where +
-			" ORDER BY created_at, id LIMIT ?) AS page"
-		args = append(args, most+1)
 	}
 	var n int64
 	count := func(db *gorm.DB) error { return db.Raw(sql, args...).Row().Scan(&n) }
@@ -159,6 +150,22 @@ func (s *Store) DeskCount(ctx context.Context, q domain.ListQuery, most int) (in
 		return 0, translate(err, "operation")
 	}
 	return int(n), nil
+}
+
+// deskCountSQL is DeskCount's query and its arguments.
+func (s *Store) deskCountSQL(ctx context.Context, q domain.ListQuery, most int) (string, []any, error) {
+	q.Cursor, q.Until = "", ""
+	where, args, err := s.listWhere(ctx, q)
+	if err != nil {
+		return "", nil, err
+	}
+	if most <= 0 {
+		return "SELECT COUNT(*) FROM operations WHERE " + where, args, nil
+	}
+	// The page's order and a LIMIT of most+1: the plan the list pages are
+	// read with, stopped at the bound, reading ids only.
+	return "SELECT COUNT(*) FROM (SELECT id FROM operations WHERE " + where +
+		" ORDER BY created_at, id LIMIT ?) AS page", append(args, most+1), nil
 }
 
 // loadBatch is how many rows one INSERT carries when bulk loading.
