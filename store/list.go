@@ -296,7 +296,7 @@ const sideOrExact = `operations.id IN (SELECT s.operation_id FROM operation_sear
 // one); and its key, as written, through the
 // (namespace, key) unique index, probed once per namespace, each of which
 // a recursive scan of that index finds in one probe.
-const exactMatch = `SELECT o.id FROM operations o WHERE ` + exactCond + ` LIMIT ` + exactMostPlusOne
+var exactMatch = `SELECT o.id FROM operations o WHERE ` + exactCond + ` LIMIT ` + strconv.Itoa(exactMost+1)
 
 // exactCond is exactMatch's condition on operations o, its text $1.
 const exactCond = `o.id = $1 OR o.id = (SELECT operation_id FROM attempts WHERE id = $1) OR ` +
@@ -311,7 +311,7 @@ const exactCond = `o.id = $1 OR o.id = (SELECT operation_id FROM attempts WHERE 
 // values (each one a parameter of its IN). A text that names more — a
 // correlation ID a large run shares — is matched by exactCond inside the
 // list's query instead (sideOrExactCond), which finds every one of them.
-const exactMost, exactMostPlusOne = 1000, "1001"
+const exactMost = 1000
 
 // sideOrExactCond is sideOrExact with exactCond in place of the IDs it
 // names, its text once per "?".
