@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/opshandoff/handoff/domain"
+	"gorm.io/gorm"
 )
 
 // twinOf is true for an operation o that a registration of the same
@@ -30,33 +31,9 @@ func (s *Store) Incidents(ctx context.Context) ([]domain.Incident, error) {
 	if err != nil {
 		return nil, translate(err, "incidents")
 	}
-	var states []struct {
-		IncidentID string
-		State      string
-		N          int
-		Twins      int
-	}
-	err = db.Raw("SELECT ii.incident_id, o.state, COUNT(*) AS n, SUM(CASE WHEN " + twinOf + " THEN 1 ELSE 0 END) AS twins" +
-		" FROM incident_items ii JOIN operations o ON o.id = ii.operation_id WHERE ii.left_at IS NULL" +
-		" GROUP BY ii.incident_id, o.state").Scan(&states).Error
+	by, err := openItemCounts(db, "")
 	if err != nil {
-		return nil, translate(err, "incidents")
-	}
-	type agg struct {
-		states []domain.State
-		twins  int
-	}
-	by := map[string]*agg{}
-	for _, st := range states {
-		a := by[st.IncidentID]
-		if a == nil {
-			a = &agg{}
-			by[st.IncidentID] = a
-		}
-		if d, err := domain.ParseState(st.State); err == nil && !slices.Contains(a.states, d) {
-			a.states = append(a.states, d)
-		}
-		a.twins += st.Twins
+		return nil, err
 	}
 	out := make([]domain.Incident, len(rows))
 	for i, r := range rows {
@@ -66,6 +43,47 @@ func (s *Store) Incidents(ctx context.Context) ([]domain.Incident, error) {
 		}
 	}
 	return out, nil
+}
+
+// openCounts are an incident's open items' states and how many of them a
+// held twin waits on.
+type openCounts struct {
+	states []domain.State
+	twins  int
+}
+
+// openItemCounts counts the open items of the incident named, or of every
+// incident when id is "", in one grouped query.
+func openItemCounts(db *gorm.DB, id string) (map[string]*openCounts, error) {
+	var rows []struct {
+		IncidentID string
+		State      string
+		N          int
+		Twins      int
+	}
+	where, args := "ii.left_at IS NULL", []any{}
+	if id != "" {
+		where, args = where+" AND ii.incident_id = ?", append(args, id)
+	}
+	err := db.Raw("SELECT ii.incident_id, o.state, COUNT(*) AS n, SUM(CASE WHEN "+twinOf+" THEN 1 ELSE 0 END) AS twins"+
+		" FROM incident_items ii JOIN operations o ON o.id = ii.operation_id WHERE "+where+
+		" GROUP BY ii.incident_id, o.state", args...).Scan(&rows).Error
+	if err != nil {
+		return nil, translate(err, "incidents")
+	}
+	by := map[string]*openCounts{}
+	for _, r := range rows {
+		a := by[r.IncidentID]
+		if a == nil {
+			a = &openCounts{}
+			by[r.IncidentID] = a
+		}
+		if d, err := domain.ParseState(r.State); err == nil && !slices.Contains(a.states, d) {
+			a.states = append(a.states, d)
+		}
+		a.twins += r.Twins
+	}
+	return by, nil
 }
 
 // deskOrder sorts states as domain.DeskStates lists them.
@@ -118,12 +136,14 @@ func (s *Store) Incident(ctx context.Context, id string, limit int) (domain.Inci
 	}
 	out := make([]domain.IncidentItem, len(items))
 	var states []domain.State
+	open := 0
 	for i, it := range items {
 		st, _ := domain.ParseState(it.State)
 		out[i] = domain.IncidentItem{OperationID: it.ID, Key: it.Key, Namespace: it.Namespace, State: st, Version: it.Version,
 			Error:   domain.ErrorKind{Class: deref(it.LastErrorClass), Code: deref(it.LastErrorCode)},
 			Message: deref(it.LastErrorMessage), EnteredAt: it.EnteredAt.UTC(), Open: it.LeftAt == nil, Twin: it.Twin}
 		if out[i].Open {
+			open++
 			states = append(states, st)
 			if it.Twin {
 				in.Twins++
@@ -131,6 +151,18 @@ func (s *Store) Incident(ctx context.Context, id string, limit int) (domain.Inci
 		}
 	}
 	in.States = deskOrder(states)
+	if open < in.OpenItems {
+		// The page holds some of the open items only: their states and
+		// twins are counted over all of them.
+		by, err := openItemCounts(db, id)
+		if err != nil {
+			return in, nil, nil, err
+		}
+		in.States, in.Twins = nil, 0
+		if a := by[id]; a != nil {
+			in.States, in.Twins = deskOrder(a.states), a.twins
+		}
+	}
 	var evs []incidentEventRow
 	if err := db.Where("incident_id = ?", id).Order("at, id").Find(&evs).Error; err != nil {
 		return in, out, nil, translate(err, "incident timeline")
