@@ -42,7 +42,7 @@ func toIncident(in domain.Incident) incidentJSON {
 		TotalItems: in.TotalItems, States: []string{}, FirstSeen: in.FirstSeen.UTC(), LastSeen: in.LastSeen.UTC(),
 		AcknowledgedBy: nullIfEmpty(in.AcknowledgedBy), AcknowledgedAt: utcOrNil(in.AcknowledgedAt), Owner: nullIfEmpty(in.Owner.Identity()),
 		DeskPath: domain.IncidentPath(in.ID)}
-	for _, s := range in.States {
+	for _, s := range in.States() {
 		out.States = append(out.States, s.String())
 	}
 	return out

@@ -72,9 +72,11 @@ type Incident struct {
 	LastSeen   time.Time
 	OpenItems  int // items on the desk now
 	TotalItems int // distinct items that ever joined
-	// States are the open items' states, in DeskStates order (a read
-	// fills it).
-	States []State
+	// OpenIn counts the open items by the state each entered in. An item
+	// keeps that state while it is open: any move out of it takes the item
+	// off the desk and out of the incident (followUp), so the count is kept
+	// with the incident instead of read from every item.
+	OpenIn map[State]int
 	// Twins counts the open items a registration of the same content
 	// under another key waits on (twin_unresolved; a read fills it).
 	Twins  int
@@ -93,6 +95,17 @@ type Incident struct {
 	NotifiedAt    *time.Time
 	NotifiedTotal int
 	Version       int64
+}
+
+// States are the open items' states, in DeskStates order.
+func (in Incident) States() []State {
+	var out []State
+	for _, s := range DeskStates {
+		if in.OpenIn[s] > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // IncidentItem is one item of an incident as its page lists it: never the

@@ -57,6 +57,7 @@ type IncidentEntry struct {
 	EventID     string // the timeline event's ID, if it makes one
 	OperationID string
 	Namespace   string
+	State       State // the state the item entered in
 	Message     string
 	At          time.Time
 	// Notices are the notifications sent if the entry is announced, one
@@ -69,8 +70,11 @@ type IncidentEntry struct {
 // incident item it closes.
 type IncidentExit struct {
 	OperationID string
-	EventID     string // the timeline event's ID, if the incident resolves
-	At          time.Time
+	// State is the state the item leaves: the one it entered in, since
+	// any move out of that state is its exit.
+	State   State
+	EventID string // the timeline event's ID, if the incident resolves
+	At      time.Time
 }
 
 // NotifiedIncident is the incident a notification tells of.
@@ -93,7 +97,7 @@ func IncidentPath(id string) string { return "/desk/incidents/" + id }
 // incidentEntry builds the entry of an operation that moved onto the desk.
 func incidentEntry(op Operation, action string, env Env) *IncidentEntry {
 	e := &IncidentEntry{IncidentKey: IncidentKey{Type: op.Type}, NewID: env.NewID("inc"), EventID: env.NewID("iev"),
-		OperationID: op.ID, Namespace: op.Namespace, At: env.Now}
+		OperationID: op.ID, Namespace: op.Namespace, State: op.State, At: env.Now}
 	if le := op.LastError; le != nil {
 		e.Error, e.Message = ErrorKind{Class: le.Class.String(), Code: le.Code}, le.Message
 	}
@@ -116,6 +120,7 @@ func IncidentJoined(prev Incident, found, rejoin bool, e IncidentEntry) (Inciden
 		in = Incident{ID: e.NewID, IncidentKey: e.IncidentKey, FirstSeen: e.At, Status: IncidentOpen}
 	}
 	in.OpenItems++
+	in.OpenIn = countOpen(in.OpenIn, e.State, 1)
 	if !rejoin || !found {
 		in.TotalItems++
 	}
@@ -171,12 +176,28 @@ func GrowthDue(in Incident, now time.Time) bool {
 // was decided resolves itself.
 func IncidentItemLeft(in Incident, x IncidentExit) (Incident, *IncidentEvent) {
 	in.OpenItems = max(in.OpenItems-1, 0)
+	in.OpenIn = countOpen(in.OpenIn, x.State, -1)
 	if in.OpenItems > 0 || !in.Status.Active() {
 		return in, nil
 	}
 	in.Status, in.StatusBy, in.StatusAt = IncidentResolved, "", ptr(x.At)
 	return in, &IncidentEvent{ID: x.EventID, IncidentID: in.ID, At: x.At, Action: IncidentActionResolved,
 		Text: "all items decided"}
+}
+
+// countOpen returns a copy of open with state's count moved by d, never
+// below 0, and without the states it counts none of.
+func countOpen(open map[State]int, state State, d int) map[State]int {
+	out := make(map[State]int, len(open)+1)
+	for s, n := range open {
+		out[s] = n
+	}
+	if n := out[state] + d; n > 0 {
+		out[state] = n
+	} else {
+		delete(out, state)
+	}
+	return out
 }
 
 // GrowthWords is a notice's headline: "opened: 3 items", "12 more items".

@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -190,5 +191,34 @@ func TestIncidentItemLeft(t *testing.T) {
 		if ev != nil && (in.StatusBy != "" || ev.Text != "all items decided") {
 			t.Errorf("auto-resolve: %+v %+v", in, ev)
 		}
+	}
+}
+
+// TestIncident_openStates: an incident counts its open items by the state
+// each entered in, lists the states of those still open in DeskStates
+// order, and each decision returns a new count, leaving the incident it
+// was given as it was.
+func TestIncident_openStates(t *testing.T) {
+	join := func(in domain.Incident, found bool, st domain.State) domain.Incident {
+		out, _, _ := domain.IncidentJoined(in, found, false, domain.IncidentEntry{NewID: "inc_1", State: st, At: t0})
+		return out
+	}
+	in := join(domain.Incident{}, false, domain.FailedTerminal)
+	in = join(in, true, domain.UnknownOutcome)
+	two := join(in, true, domain.UnknownOutcome)
+	if in.OpenIn[domain.UnknownOutcome] != 1 || two.OpenIn[domain.UnknownOutcome] != 2 {
+		t.Fatalf("a join changed the incident it was given: %v, then %v", in.OpenIn, two.OpenIn)
+	}
+	if got := two.States(); !slices.Equal(got, []domain.State{domain.UnknownOutcome, domain.FailedTerminal}) {
+		t.Fatalf("states %v", got)
+	}
+	left, _ := domain.IncidentItemLeft(two, domain.IncidentExit{State: domain.FailedTerminal, At: t0})
+	if two.OpenIn[domain.FailedTerminal] != 1 || !slices.Equal(left.States(), []domain.State{domain.UnknownOutcome}) {
+		t.Fatalf("the failed item left: %v, given %v", left.OpenIn, two.OpenIn)
+	}
+	// A leaving never counts below none.
+	left, _ = domain.IncidentItemLeft(left, domain.IncidentExit{State: domain.FailedTerminal, At: t0})
+	if left.OpenIn[domain.FailedTerminal] != 0 || left.OpenIn[domain.UnknownOutcome] != 2 {
+		t.Fatalf("a second leaving of the failed state: %v", left.OpenIn)
 	}
 }

@@ -56,7 +56,7 @@ func TestIncidents_KeptAndAnnounced(t *testing.T) {
 	}
 	if timeouts.Error.Class != "timeout" || timeouts.OpenItems != 3 || timeouts.TotalItems != 3 || timeouts.Provider != "acme-crm" ||
 		timeouts.Status != domain.IncidentOpen || len(timeouts.Namespaces) != 1 || timeouts.FirstSeen.IsZero() ||
-		len(timeouts.States) != 1 || timeouts.States[0] != domain.UnknownOutcome {
+		len(timeouts.States()) != 1 || timeouts.States()[0] != domain.UnknownOutcome {
 		t.Fatalf("the timeouts' incident: %+v", timeouts)
 	}
 	// Notices: the first item opened it; the second doubled it; the third

@@ -205,7 +205,7 @@ func followUp(before Operation, ch *Change, env Env) {
 	// item awaiting Handoff's own lookup, which migration 00019 may have
 	// put in an incident.
 	if moved && before.State.InDesk() {
-		ch.IncidentExit = &IncidentExit{OperationID: n.ID, EventID: env.NewID("iev"), At: env.Now}
+		ch.IncidentExit = &IncidentExit{OperationID: n.ID, State: before.State, EventID: env.NewID("iev"), At: env.Now}
 	}
 	if isIn && moved && n.State.InDesk() && n.Namespace != DrillNamespace {
 		ch.IncidentEntry = incidentEntry(*n, action, env)

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 // TestMigration_incidentBackfill: migration 00019 gives the items already
 // on the desk their incidents, counted, so an upgraded desk's Incidents
 // page is not empty; a drill's items and items off the desk join none.
+// Migration 00033 counts their states.
 func TestMigration_incidentBackfill(t *testing.T) {
 	ctx := context.Background()
 	s, err := store.Connect(storetest.URL(t))
@@ -52,6 +54,11 @@ func TestMigration_incidentBackfill(t *testing.T) {
 	if in.Error.Class != "timeout" || in.OpenItems != 2 || in.TotalItems != 2 || len(in.Namespaces) != 2 || in.Message != "new message" ||
 		in.Status != domain.IncidentOpen || in.NotifiedTotal != 2 {
 		t.Fatalf("the timeouts: %+v", in)
+	}
+	// Migration 00033 counts the open items by state.
+	if !slices.Equal(in.States(), []domain.State{domain.UnknownOutcome}) ||
+		!slices.Equal(list[1].States(), []domain.State{domain.FailedTerminal}) {
+		t.Fatalf("the states: %v and %v", in.States(), list[1].States())
 	}
 	// The backfilled items leave their incident as any other.
 	op, _, _ := s.Load(ctx, "", "op_00")

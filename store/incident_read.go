@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/opshandoff/handoff/domain"
@@ -20,8 +19,9 @@ const twinOf = "EXISTS (SELECT 1 FROM operations t WHERE t.namespace = o.namespa
 const maxIncidents = 500
 
 // Incidents implements domain.IncidentStore: the active incidents first,
-// then the others, each the most open items first, then the latest seen, with their open items'
-// states and twins counted in one grouped query.
+// then the others, each the most open items first, then the latest seen.
+// Their open items' states are kept on their rows; the twins are counted
+// from the held registrations (twinCounts).
 func (s *Store) Incidents(ctx context.Context) ([]domain.Incident, error) {
 	var rows []incidentRow
 	db := s.db.WithContext(ctx)
@@ -31,70 +31,45 @@ func (s *Store) Incidents(ctx context.Context) ([]domain.Incident, error) {
 	if err != nil {
 		return nil, translate(err, "incidents")
 	}
-	by, err := openItemCounts(db, "")
+	twins, err := twinCounts(db, "")
 	if err != nil {
 		return nil, err
 	}
 	out := make([]domain.Incident, len(rows))
 	for i, r := range rows {
 		out[i] = r.toDomain()
-		if a := by[r.ID]; a != nil {
-			out[i].States, out[i].Twins = deskOrder(a.states), a.twins
-		}
+		out[i].Twins = twins[r.ID]
 	}
 	return out, nil
 }
 
-// openCounts are an incident's open items' states and how many of them a
-// held twin waits on.
-type openCounts struct {
-	states []domain.State
-	twins  int
-}
-
-// openItemCounts counts the open items of the incident named, or of every
-// incident when id is "", in one grouped query.
-func openItemCounts(db *gorm.DB, id string) (map[string]*openCounts, error) {
+// twinCounts counts, per incident (only the one named, unless id is ""),
+// the open items that a held registration of the same content waits on.
+// It starts from the held registrations (operations_twin_holds), which are
+// few, and finds their open twins (open_operations) and those twins'
+// open memberships (incident_items_open): its cost follows the holds, not
+// the desk's size.
+func twinCounts(db *gorm.DB, id string) (map[string]int, error) {
 	var rows []struct {
 		IncidentID string
-		State      string
-		N          int
 		Twins      int
 	}
-	where, args := "ii.left_at IS NULL", []any{}
+	where, args := "t.twin_held", []any{}
 	if id != "" {
 		where, args = where+" AND ii.incident_id = ?", append(args, id)
 	}
-	err := db.Raw("SELECT ii.incident_id, o.state, COUNT(*) AS n, SUM(CASE WHEN "+twinOf+" THEN 1 ELSE 0 END) AS twins"+
-		" FROM incident_items ii JOIN operations o ON o.id = ii.operation_id WHERE "+where+
-		" GROUP BY ii.incident_id, o.state", args...).Scan(&rows).Error
+	err := db.Raw("SELECT ii.incident_id, COUNT(DISTINCT o.id) AS twins FROM operations t"+
+		" JOIN open_operations o ON o.namespace = t.namespace AND o.identity_hash = t.identity_hash AND o.id <> t.id"+
+		" JOIN incident_items ii ON ii.operation_id = o.id AND ii.left_at IS NULL"+
+		" WHERE "+where+" GROUP BY ii.incident_id", args...).Scan(&rows).Error
 	if err != nil {
 		return nil, translate(err, "incidents")
 	}
-	by := map[string]*openCounts{}
+	by := make(map[string]int, len(rows))
 	for _, r := range rows {
-		a := by[r.IncidentID]
-		if a == nil {
-			a = &openCounts{}
-			by[r.IncidentID] = a
-		}
-		if d, err := domain.ParseState(r.State); err == nil && !slices.Contains(a.states, d) {
-			a.states = append(a.states, d)
-		}
-		a.twins += r.Twins
+		by[r.IncidentID] = r.Twins
 	}
 	return by, nil
-}
-
-// deskOrder sorts states as domain.DeskStates lists them.
-func deskOrder(states []domain.State) []domain.State {
-	var out []domain.State
-	for _, d := range domain.DeskStates {
-		if slices.Contains(states, d) {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // Incident implements domain.IncidentStore: the incident, its items (open
@@ -135,34 +110,19 @@ func (s *Store) Incident(ctx context.Context, id string, limit int) (domain.Inci
 		return in, nil, nil, translate(err, "incident items")
 	}
 	out := make([]domain.IncidentItem, len(items))
-	var states []domain.State
-	open := 0
 	for i, it := range items {
 		st, _ := domain.ParseState(it.State)
 		out[i] = domain.IncidentItem{OperationID: it.ID, Key: it.Key, Namespace: it.Namespace, State: st, Version: it.Version,
 			Error:   domain.ErrorKind{Class: deref(it.LastErrorClass), Code: deref(it.LastErrorCode)},
 			Message: deref(it.LastErrorMessage), EnteredAt: it.EnteredAt.UTC(), Open: it.LeftAt == nil, Twin: it.Twin}
-		if out[i].Open {
-			open++
-			states = append(states, st)
-			if it.Twin {
-				in.Twins++
-			}
-		}
 	}
-	in.States = deskOrder(states)
-	if open < in.OpenItems {
-		// The page holds some of the open items only: their states and
-		// twins are counted over all of them.
-		by, err := openItemCounts(db, id)
-		if err != nil {
-			return in, nil, nil, err
-		}
-		in.States, in.Twins = nil, 0
-		if a := by[id]; a != nil {
-			in.States, in.Twins = deskOrder(a.states), a.twins
-		}
+	// The page may list some of the open items only: the twins are
+	// counted over all of them.
+	twins, err := twinCounts(db, id)
+	if err != nil {
+		return in, nil, nil, err
 	}
+	in.Twins = twins[id]
 	var evs []incidentEventRow
 	if err := db.Where("incident_id = ?", id).Order("at, id").Find(&evs).Error; err != nil {
 		return in, out, nil, translate(err, "incident timeline")

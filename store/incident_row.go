@@ -9,28 +9,31 @@ import (
 
 // incidentRow is one incident (migration 00019).
 type incidentRow struct {
-	ID             string `gorm:"primaryKey"`
-	Type           string
-	ErrorClass     string
-	ErrorCode      string
-	Namespaces     string // a JSON array
-	Message        string
-	FirstSeen      time.Time
-	LastSeen       time.Time
-	OpenItems      int
-	TotalItems     int
-	Status         string
-	AcknowledgedBy string
-	AcknowledgedAt *time.Time
-	Owner          string
-	OwnerIssuer    string
-	OwnerSubject   string
-	OwnerName      string
-	StatusBy       string
-	StatusAt       *time.Time
-	NotifiedAt     *time.Time
-	NotifiedTotal  int
-	Version        int64
+	ID         string `gorm:"primaryKey"`
+	Type       string
+	ErrorClass string
+	ErrorCode  string
+	Namespaces string // a JSON array
+	Message    string
+	FirstSeen  time.Time
+	LastSeen   time.Time
+	OpenItems  int
+	// The open items by state (domain.Incident's OpenIn, migration 00033).
+	OpenUnknownOutcome int
+	OpenFailedTerminal int
+	TotalItems         int
+	Status             string
+	AcknowledgedBy     string
+	AcknowledgedAt     *time.Time
+	Owner              string
+	OwnerIssuer        string
+	OwnerSubject       string
+	OwnerName          string
+	StatusBy           string
+	StatusAt           *time.Time
+	NotifiedAt         *time.Time
+	NotifiedTotal      int
+	Version            int64
 }
 
 func (incidentRow) TableName() string { return "incidents" }
@@ -66,6 +69,7 @@ func toIncidentRow(in domain.Incident) incidentRow {
 	}
 	return incidentRow{ID: in.ID, Type: in.Type, ErrorClass: in.Error.Class, ErrorCode: in.Error.Code, Namespaces: string(ns),
 		Message: in.Message, FirstSeen: in.FirstSeen.UTC(), LastSeen: in.LastSeen.UTC(), OpenItems: in.OpenItems,
+		OpenUnknownOutcome: in.OpenIn[domain.UnknownOutcome], OpenFailedTerminal: in.OpenIn[domain.FailedTerminal],
 		TotalItems: in.TotalItems, Status: string(in.Status), AcknowledgedBy: in.AcknowledgedBy, AcknowledgedAt: utcPtr(in.AcknowledgedAt),
 		Owner: in.Owner.Email, OwnerIssuer: in.Owner.Issuer, OwnerSubject: in.Owner.Subject, OwnerName: in.Owner.Name,
 		StatusBy: in.StatusBy, StatusAt: utcPtr(in.StatusAt), NotifiedAt: utcPtr(in.NotifiedAt), NotifiedTotal: in.NotifiedTotal,
@@ -79,6 +83,12 @@ func (r incidentRow) toDomain() domain.Incident {
 		Owner:    domain.Person{Issuer: r.OwnerIssuer, Subject: r.OwnerSubject, Email: r.Owner, Name: r.OwnerName},
 		StatusBy: r.StatusBy, StatusAt: utcPtr(r.StatusAt), NotifiedAt: utcPtr(r.NotifiedAt), NotifiedTotal: r.NotifiedTotal,
 		Version: r.Version}
+	in.OpenIn = map[domain.State]int{}
+	for s, n := range map[domain.State]int{domain.UnknownOutcome: r.OpenUnknownOutcome, domain.FailedTerminal: r.OpenFailedTerminal} {
+		if n > 0 {
+			in.OpenIn[s] = n
+		}
+	}
 	_ = json.Unmarshal([]byte(r.Namespaces), &in.Namespaces)
 	return in
 }

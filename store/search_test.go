@@ -652,7 +652,7 @@ func TestMigration_searchExactDown(t *testing.T) {
 	if err := store.MigrateDownTo(ctx, s, 21); err != nil {
 		t.Fatal(err)
 	}
-	laterColumns(t, s, true)
+	laterColumns(t, s, 21, true)
 	withIdentityHash(t, s)
 	between := registerSettled(t, l, domain.Registration{Key: "Evt_Between:Task", EventID: "Evt_Between",
 		Content: json.RawMessage(`{"note":"Written Between"}`)}, "", &domain.ErrorInfo{Class: domain.ClassValidation, Code: "GW-1", Message: "Nope"})
@@ -678,7 +678,7 @@ func TestMigration_searchExactDown(t *testing.T) {
 			}
 		}
 	}
-	laterColumns(t, s, false)
+	laterColumns(t, s, 21, false)
 	withoutIdentityHash(t, s)
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
@@ -701,7 +701,7 @@ func TestMigration_searchIdentifiersDown(t *testing.T) {
 	if err := store.MigrateDownTo(ctx, s, 24); err != nil {
 		t.Fatal(err)
 	}
-	laterColumns(t, s, true)
+	laterColumns(t, s, 24, true)
 	withIdentityHash(t, s)
 	between := registerSettled(t, l, domain.Registration{Key: "Idx_Between:Task", EventID: "Evt-Idx-Between",
 		Content: json.RawMessage(`{"note":"Indexed Between"}`)}, "CRM-Idx-Between", nil)
@@ -725,7 +725,7 @@ func TestMigration_searchIdentifiersDown(t *testing.T) {
 			}
 		}
 	}
-	laterColumns(t, s, false)
+	laterColumns(t, s, 24, false)
 	withoutIdentityHash(t, s)
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
@@ -748,16 +748,31 @@ func TestMigration_searchIdentifiersDown(t *testing.T) {
 }
 
 // laterColumns puts back (or, before the migrations run up again, takes
-// away) the column that a migration after the one under test adds and
-// that this code writes with every settle (00026: attempts.settle_sha256),
-// so that only the migration under test is missing.
-func laterColumns(t *testing.T, s *store.Store, add bool) {
+// away) the columns that migrations after version, the one under test, add
+// and that this code writes with every settle (00026:
+// attempts.settle_sha256) or desk entry (00033: the incident's open
+// counts), so that only the migration under test is missing.
+func laterColumns(t *testing.T, s *store.Store, version int, add bool) {
 	t.Helper()
-	sql := "ALTER TABLE attempts ADD COLUMN settle_sha256 text"
-	if !add {
-		sql = "ALTER TABLE attempts DROP COLUMN settle_sha256"
+	later := []struct {
+		version       int
+		table, column string
+		def           string
+	}{
+		{26, "attempts", "settle_sha256", "text"},
+		{33, "incidents", "open_unknown_outcome", "integer NOT NULL DEFAULT 0"},
+		{33, "incidents", "open_failed_terminal", "integer NOT NULL DEFAULT 0"},
 	}
-	if err := store.Exec(context.Background(), s, sql); err != nil {
-		t.Fatal(err)
+	for _, c := range later {
+		if c.version <= version {
+			continue
+		}
+		sql := "ALTER TABLE " + c.table + " ADD COLUMN " + c.column + " " + c.def
+		if !add {
+			sql = "ALTER TABLE " + c.table + " DROP COLUMN " + c.column
+		}
+		if err := store.Exec(context.Background(), s, sql); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -40,8 +40,8 @@ func incidentRow(in domain.Incident) pages.IncidentRow {
 	if f.Error == "" {
 		f.Error = ":" // items with no error: class and code both empty
 	}
-	states := make([]string, len(in.States))
-	for i, st := range in.States {
+	states := make([]string, len(in.States()))
+	for i, st := range in.States() {
 		states[i] = st.String()
 	}
 	return pages.IncidentRow{ID: in.ID, URL: pages.IncidentURL(in.ID), Provider: in.Provider, Type: in.Type,
