@@ -146,6 +146,16 @@ func ExplainList(s *Store, q domain.ListQuery, settings ...string) (string, erro
 	return explain(s, sql, args, settings)
 }
 
+// ExplainTotal is PostgreSQL's plan for Total's query for q, with the
+// settings in force.
+func ExplainTotal(s *Store, q domain.ListQuery, most int, settings ...string) (string, error) {
+	sql, args, err := s.totalSQL(context.Background(), q, most)
+	if err != nil {
+		return "", err
+	}
+	return explain(s, sql, args, settings)
+}
+
 // ExplainDeskCount is PostgreSQL's plan for DeskCount's query, with the
 // settings in force.
 func ExplainDeskCount(s *Store, q domain.ListQuery, most int, settings ...string) (string, error) {

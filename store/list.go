@@ -62,20 +62,27 @@ func (s *Store) List(ctx context.Context, q domain.ListQuery) ([]domain.Operatio
 // limit aside), reading at most most+1 of them: a count past most is
 // most+1, which the desk says as "more than".
 func (s *Store) Total(ctx context.Context, q domain.ListQuery, most int) (int, error) {
-	q.Cursor, q.Until, q.Limit = "", "", most
-	sql, args, _, err := s.listSQL(ctx, q)
+	sql, args, err := s.totalSQL(ctx, q, most)
 	if err != nil {
 		return 0, err
 	}
 	var n int
-	// The page's query whole, ORDER BY and LIMIT most+1 included: the same
-	// plan the list pages are read with, stopped at the bound.
-	// It reads the ids only, not each row's content.
-	sql = "SELECT id " + strings.TrimPrefix(sql, "SELECT * ")
-	if err := s.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM ("+sql+") AS page", args...).Scan(&n).Error; err != nil {
+	if err := s.db.WithContext(ctx).Raw(sql, args...).Scan(&n).Error; err != nil {
 		return 0, translate(err, "operation")
 	}
 	return n, nil
+}
+
+// totalSQL is Total's query: the page's query whole, ORDER BY and LIMIT
+// most+1 included — the same plan the list pages are read with, stopped at
+// the bound — reading the ids only, not each row's content.
+func (s *Store) totalSQL(ctx context.Context, q domain.ListQuery, most int) (string, []any, error) {
+	q.Cursor, q.Until, q.Limit = "", "", most
+	sql, args, _, err := s.listSQL(ctx, q)
+	if err != nil {
+		return "", nil, err
+	}
+	return "SELECT COUNT(*) FROM (SELECT id " + strings.TrimPrefix(sql, "SELECT * ") + ") AS page", args, nil
 }
 
 // listSQL is List's query for q, its arguments and the page's size; the
