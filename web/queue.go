@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -113,6 +114,7 @@ func listQuery(f pages.QueueFilter, person domain.Actor, cursor, until string, a
 // to assign to when the page offers bulk actions.
 func (s *server) listRows(c *gin.Context, v *pages.QueueView, q domain.ListQuery, f pages.QueueFilter, cursor, until string) error {
 	person := me(c)
+	counted := s.countAside(c.Request.Context(), person, q, f, v.TotalBound())
 	ops, next, err := s.ledger.Desk.DeskQueue(c.Request.Context(), person, q, f.Provider)
 	now := time.Now()
 	v.Updated = now
@@ -125,7 +127,7 @@ func (s *server) listRows(c *gin.Context, v *pages.QueueView, q domain.ListQuery
 	v.First, v.Prev, v.Next = pageLinks(v.Path(), f, cursor, until, next, len(v.Rows))
 	s.markTwins(c, person, v.Rows)
 	if err == nil {
-		v.Total = s.matchingCount(c, q, f, len(v.Rows), cursor != "" || until != "" || next != "", v.TotalBound())
+		v.Total = s.matchingCount(c, counted, len(v.Rows), cursor != "" || until != "" || next != "")
 		if v.CanAct && v.Total <= v.TotalBound() {
 			v.Matching = max(v.Total, 0) // "select all N matching"
 		}
@@ -136,21 +138,43 @@ func (s *server) listRows(c *gin.Context, v *pages.QueueView, q domain.ListQuery
 	return err
 }
 
+// counted is a matching count read aside.
+type counted struct {
+	n   int
+	err error
+}
+
+// countAside starts the count of every item the filter matches, at most
+// most+1, beside the page's list, and returns where it will arrive. Whether
+// a first page needs it is known only once its list is read (a next page
+// exists), and for a search matching thousands of items the count costs
+// what the list does: read one after the other they took twice as long.
+// When the page turns out to be the only one, its count read no more than
+// the page's rows.
+func (s *server) countAside(ctx context.Context, person domain.Actor, q domain.ListQuery, f pages.QueueFilter, most int) <-chan counted {
+	out := make(chan counted, 1)
+	go func() {
+		n, err := s.ledger.Desk.DeskQueueCount(ctx, person, q, f.Provider, most)
+		out <- counted{n, err}
+	}()
+	return out
+}
+
 // matchingCount is how many items the filter matches over every page (the
 // list's total, and the N of "select all N matching"): the page's rows
-// when it is the only page, else one count query. A count that cannot be
-// read is -1: the page shows no total and offers no "select all" rather
+// when it is the only page, else the count read aside. A count that cannot
+// be read is -1: the page shows no total and offers no "select all" rather
 // than failing, since the list itself was read.
-func (s *server) matchingCount(c *gin.Context, q domain.ListQuery, f pages.QueueFilter, rows int, paged bool, most int) int {
+func (s *server) matchingCount(c *gin.Context, aside <-chan counted, rows int, paged bool) int {
+	r := <-aside
 	if !paged {
 		return rows
 	}
-	n, err := s.ledger.Desk.DeskQueueCount(c.Request.Context(), me(c), q, f.Provider, most)
-	if err != nil {
-		s.log.WarnContext(c.Request.Context(), "the queue's matching count", "err", err)
+	if r.err != nil {
+		s.log.WarnContext(c.Request.Context(), "the queue's matching count", "err", r.err)
 		return -1
 	}
-	return n
+	return r.n
 }
 
 // emptyParams reports whether a query carries a field with no value.
