@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the checker's and the nemesis' own connections
+
+	"github.com/opshandoff/handoff/internal/freeport"
 	"github.com/opshandoff/handoff/store/storetest"
 )
 
@@ -69,12 +70,11 @@ func startCluster(t *testing.T, n int) *cluster {
 	c.env = append(os.Environ(), "HANDOFF_DATABASE_URL="+c.dbURL, "HANDOFF_CARDS=testdata/cards.yaml",
 		"HANDOFF_SWEEP_INTERVAL=100ms")
 	for i := range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		addr, err := freeport.Addr("127.0.0.1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &replica{addr: ln.Addr().String(), logs: &lockedBuffer{}}
-		ln.Close()
+		r := &replica{addr: addr, logs: &lockedBuffer{}}
 		c.replicas = append(c.replicas, r)
 		c.start(r)
 		if err := r.ready(); err != nil {

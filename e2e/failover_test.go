@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/opshandoff/handoff/client"
+	"github.com/opshandoff/handoff/internal/freeport"
 )
 
 // TestFailover_PostgreSQL: PostgreSQL itself fails over under load. The
@@ -156,12 +157,11 @@ func chownPostgres(t *testing.T, path string) {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Port("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // startCluster initialises a primary, creates the handoff database, takes

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the admin connection that kills the server's backends
+
 	"github.com/opshandoff/handoff/client"
 	"github.com/opshandoff/handoff/store/storetest"
 )
@@ -48,12 +48,7 @@ type proc struct {
 // for it to be ready.
 func launchProc(t *testing.T, env []string) *proc {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t, "127.0.0.1")
 	p := &proc{URL: "http://" + addr, logs: &syncBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(handoffBinary(t), "serve")
 	p.cmd.Env = append(append([]string{}, env...), "HANDOFF_ADDR="+addr)

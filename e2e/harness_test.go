@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -79,12 +78,7 @@ type server struct {
 func startServer(t testing.TB, extra ...string) *server {
 	t.Helper()
 	bin := handoffBinary(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t, "127.0.0.1")
 	env := append(os.Environ(), "HANDOFF_DATABASE_URL="+databaseURL(t), "HANDOFF_ADDR="+addr,
 		"HANDOFF_CARDS=testdata/cards.yaml", "HANDOFF_SWEEP_INTERVAL=100ms")
 	env = append(env, extra...)

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -155,12 +154,7 @@ func startProcess(t *testing.T, s *server) *process {
 
 // replicaOf is another server process on s's database, at its own address.
 func replicaOf(t *testing.T, s *server) *server {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t, "127.0.0.1")
 	r := *s
 	r.URL = "http://" + addr
 	r.env = append(append([]string{}, s.env...), "HANDOFF_ADDR="+addr)
@@ -275,12 +269,7 @@ func TestNotifications_ThreeReplicas(t *testing.T) {
 func bootstrap(t *testing.T, extra ...string) *server {
 	t.Helper()
 	bin := handoffBinary(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t, "127.0.0.1")
 	env := append(os.Environ(), "HANDOFF_DATABASE_URL="+storetest.URL(t), "HANDOFF_ADDR="+addr,
 		"HANDOFF_CARDS=testdata/cards.yaml", "HANDOFF_SWEEP_INTERVAL=100ms")
 	s := &server{URL: "http://" + addr, env: append(env, extra...), bin: bin}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/opshandoff/handoff/auth/oidctest"
 	"github.com/opshandoff/handoff/domain"
+	"github.com/opshandoff/handoff/internal/freeport"
 	"github.com/opshandoff/handoff/store"
 	"github.com/opshandoff/handoff/store/storetest"
 )
@@ -153,14 +154,15 @@ func serveFails(t *testing.T, extra ...string) string {
 }
 
 // freeAddr is a free port on host.
-func freeAddr(t *testing.T, host string) string {
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+// freeAddr is an address on host for a server the test starts
+// (internal/freeport: not one another process may take meanwhile).
+func freeAddr(t testing.TB, host string) string {
+	t.Helper()
+	addr, err := freeport.Addr(host)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return net.JoinHostPort(host, port)
+	return addr
 }
 
 func TestServe_DevelopmentSignInNeedsLoopback(t *testing.T) {

@@ -42,6 +42,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/opshandoff/handoff/internal/freeport"
 	"github.com/opshandoff/handoff/sandbox"
 )
 
@@ -174,14 +175,7 @@ func database(dir string) (string, func(), error) {
 	return u.String(), drop, nil
 }
 
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
+func freeAddr() (string, error) { return freeport.Addr("127.0.0.1") }
 
 func waitReady(ctx context.Context, server string) error {
 	deadline := time.Now().Add(30 * time.Second)
