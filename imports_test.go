@@ -44,8 +44,9 @@ var mayImport = map[string][]string{
 	"drill":      {"client", "sandbox"},
 	"client":     {},
 	"mcp":        {"client", "execute"},
-	"sdk":        {"sandbox"},
+	"sdk":        {"sandbox", "internal"},
 	"chaos":      {},
+	"internal":   {},
 }
 
 // mayImportAnything names the folders that wire the others together or test
