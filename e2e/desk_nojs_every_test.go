@@ -177,6 +177,10 @@ func TestDesk_EveryDecisionWithoutJavaScript(t *testing.T) {
 		chromedp.SendKeys(sel("queue-search"), "evt_nj_all"),
 		chromedp.Click(chromedp.CSS(`[data-testid="queue-filter"] button[type="submit"]`)),
 		chromedp.WaitNotPresent(row(take, "row-assignee")))
+	// The old page's rows are gone as soon as it unloads: count the
+	// filtered page's, once it has loaded.
+	b.waitFor("the filtered queue", `new URLSearchParams(location.search).get("q") === "evt_nj_all" &&
+		document.readyState === "complete" && document.querySelector('[data-testid="queue-table"]') !== null`)
 	if n := eval[int](b, `document.querySelectorAll('[data-testid="queue-row"]').length`); n != len(matching) {
 		t.Fatalf("the filter shows %d rows, want %d", n, len(matching))
 	}
