@@ -17,7 +17,6 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the checker's and the nemesis' own connections
-
 	"github.com/opshandoff/handoff/internal/freeport"
 	"github.com/opshandoff/handoff/store/storetest"
 )

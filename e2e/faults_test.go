@@ -20,7 +20,6 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the admin connection that kills the server's backends
-
 	"github.com/opshandoff/handoff/client"
 	"github.com/opshandoff/handoff/store/storetest"
 )

@@ -153,7 +153,6 @@ func serveFails(t *testing.T, extra ...string) string {
 	return string(out)
 }
 
-// freeAddr is a free port on host.
 // freeAddr is an address on host for a server the test starts
 // (internal/freeport: not one another process may take meanwhile).
 func freeAddr(t testing.TB, host string) string {
