@@ -73,24 +73,65 @@ func deskServer(t *testing.T, extra ...string) (*server, *oidctest.Provider) {
 	return s, idp
 }
 
-// newBrowser starts a fresh Chromium (its own profile) for the test.
-func newBrowser(t *testing.T, s *server, idp *oidctest.Provider, width, height int) *browser {
+// chromium is the one Chromium of this test process, started by the first
+// test that needs a browser and stopped by TestMain. Each test gets a
+// browser context of its own in it (cookies, storage and cache of its own,
+// as a fresh profile would give it), without the cost of starting a
+// browser for every test.
+var chromium struct {
+	mu     sync.Mutex
+	ctx    context.Context // the browser's first tab; done once the browser has gone
+	cancel func()
+}
+
+// sharedChromium is the running browser, started when there is none or
+// when the last one has gone (a crash ends one test, not the rest).
+func sharedChromium(t *testing.T) context.Context {
 	t.Helper()
-	needBrowser(t)
+	chromium.mu.Lock()
+	defer chromium.mu.Unlock()
+	if chromium.ctx != nil && chromium.ctx.Err() == nil {
+		return chromium.ctx
+	}
+	stopChromium()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(width, height),
+		chromedp.Flag("disable-dev-shm-usage", true),
 	}
-	b := &browser{t: t, server: s.URL, idp: origin(idp.Issuer())}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithListener(b.listen))
-	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
+	ctx, cancelCtx := chromedp.NewContext(actx)
 	if err := chromedp.Do(ctx); err != nil { // starts the browser; no timeout here, it would stop the browser
+		cancelCtx()
+		cancelAlloc()
 		t.Fatalf("starting %s: %v", chromiumPath, err)
+	}
+	chromium.ctx, chromium.cancel = ctx, func() { cancelCtx(); cancelAlloc() }
+	return ctx
+}
+
+// stopChromium stops the shared browser, if one runs; the caller holds
+// chromium.mu.
+func stopChromium() {
+	if chromium.cancel != nil {
+		chromium.cancel()
+	}
+	chromium.ctx, chromium.cancel = nil, nil
+}
+
+// newBrowser opens a tab for the test in a browser context of its own,
+// its viewport width × height.
+func newBrowser(t *testing.T, s *server, idp *oidctest.Provider, width, height int) *browser {
+	t.Helper()
+	needBrowser(t)
+	b := &browser{t: t, server: s.URL, idp: origin(idp.Issuer())}
+	ctx, cancel := chromedp.NewContext(sharedChromium(t), chromedp.WithNewBrowserContext(), chromedp.WithListener(b.listen))
+	t.Cleanup(cancel)
+	// Opens the tab; no timeout on this first action, it would close the tab.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
+		t.Fatalf("opening a tab in %s: %v", chromiumPath, err)
 	}
 	b.ctx = ctx
 	return b
