@@ -102,8 +102,8 @@ func sharedChromium(t *testing.T) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		// Chromium opens two pages of its own address bar's pop-ups (in
 		// renderers of their own) for every window, one per test here;
-		// headless, no one types into them, and they were most of the
-		// browser's CPU.
+		// headless, no one types into them, and they cost the browser as
+		// much CPU as the desk's own pages.
 		chromedp.Flag("disable-features", "WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup,AimEnabled"),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
