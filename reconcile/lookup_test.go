@@ -434,7 +434,7 @@ func TestLookupLateCallIsNotSentAgain(t *testing.T) {
 	r.ledger.Cards[card.Name] = card
 
 	res, err := r.ledger.Workflow.Register(r.ctx, lookupWorkflow, domain.Registration{Key: "evt_late:crm", Type: card.Name,
-		Content: json.RawMessage(`{"subject":"call back"}`), Claim: &domain.Claim{Worker: "w-1", Lease: 300 * time.Millisecond}})
+		Content: json.RawMessage(`{"subject":"call back"}`), Claim: &domain.Claim{Worker: "w-1", Lease: 2 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +442,9 @@ func TestLookupLateCallIsNotSentAgain(t *testing.T) {
 	if _, err := r.ledger.Workflow.Begin(r.ctx, lookupWorkflow, op.ID, domain.Begin{LeaseToken: res.Claim.Lease.Token}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(400 * time.Millisecond) // the worker's lease lapses, its call still in flight
+	// The lease outlasts Begin even on a loaded machine; then it lapses,
+	// the worker's call still in flight.
+	time.Sleep(2500 * time.Millisecond)
 	if _, err := r.ledger.Upkeep.Sweep(r.ctx, 10); err != nil {
 		t.Fatal(err)
 	}
