@@ -196,6 +196,26 @@ func postgresTemplate(base string) ([]byte, error) {
 		return nil, err
 	}
 	s.Close()
+	// The tables the migrations (or the store after them) analyzed: the
+	// copy analyzes the same ones, no more, so that the planner sees what
+	// it sees in a migrated database. reltuples is -1 until a table is
+	// first analyzed.
+	var analyzed []string
+	rows, err := admin.Query("SELECT relname FROM pg_class WHERE relnamespace = $1::regnamespace AND relkind = 'r' AND reltuples >= 0 ORDER BY relname", templateSchema)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var table string
+		if err := rows.Scan(&table); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		analyzed = append(analyzed, templateSchema+"."+table)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
 	cmd := exec.Command("pg_dump", "--dbname="+base, "--schema="+templateSchema, "--inserts")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -211,16 +231,8 @@ func postgresTemplate(base string) ([]byte, error) {
 			script.WriteString(line)
 		}
 	}
-	// The store analyzes the tables it migrated; so does the copy.
-	fmt.Fprintf(&script, `
-DO $$
-DECLARE r record;
-BEGIN
-  FOR r IN SELECT tablename FROM pg_tables WHERE schemaname = '%[1]s' LOOP
-    EXECUTE format('ANALYZE %%I.%%I', '%[1]s', r.tablename);
-  END LOOP;
-END
-$$;
-`, templateSchema)
+	if len(analyzed) > 0 {
+		fmt.Fprintf(&script, "\nANALYZE %s;\n", strings.Join(analyzed, ", "))
+	}
 	return []byte(script.String()), nil
 }
