@@ -112,6 +112,12 @@ func TestDesk_EveryDecisionWithoutJavaScript(t *testing.T) {
 	// The queue's rows.
 	b.run("taking an item", chromedp.WaitVisible(sel("queue-table")), chromedp.Click(row(take, "row-take")),
 		chromedp.WaitNotPresent(row(take, "row-take")))
+	// The Take button is gone as soon as the old page unloads; a node found
+	// on the page the redirect shows before it has loaded may be replaced
+	// under the next click. Wait for that page to have loaded.
+	b.waitFor("the queue after the take", `document.readyState === "complete" &&
+		document.querySelector('[data-id="`+rowAssign+`"] [data-testid="row-assignee"]') !== null &&
+		document.querySelector('[data-id="`+take+`"] [data-testid="row-take"]') === null`)
 	b.run("assigning a row", chromedp.Click(chromedp.CSS(`[data-id="`+rowAssign+`"] [data-testid="row-assignee"] details > summary`)),
 		chromedp.SendKeys(row(rowAssign, "row-assignee-input"), ben.Email),
 		chromedp.SendKeys(row(rowAssign, "row-assign-reason"), "Ben owns the CRM"),
