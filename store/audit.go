@@ -10,6 +10,10 @@ import (
 	"gorm.io/gorm"
 )
 
+// trail is the store's part for the audit trail: its reads, the system stream,
+// checkpoints and the purge of expired streams.
+type trail struct{ *conn }
+
 // The audit trail's reads: one page for the API, and streams in keyset
 // batches for export and verification, so memory stays flat however long
 // the trail is.
@@ -87,7 +91,7 @@ func auditWhere(q domain.AuditSelect, tokenActor bool) ([]string, []any) {
 
 // LastAudit returns the newest event of the stream with the action; false
 // when there is none.
-func (s *Store) LastAudit(ctx context.Context, stream, action string) (domain.AuditEvent, bool, error) {
+func (s *trail) LastAudit(ctx context.Context, stream, action string) (domain.AuditEvent, bool, error) {
 	var rows []auditRow
 	err := s.db.WithContext(ctx).Where("stream = ? AND action = ?", stream, action).Order("pos DESC").Limit(1).Find(&rows).Error
 	if err != nil || len(rows) == 0 {
@@ -102,14 +106,14 @@ func (s *Store) LastAudit(ctx context.Context, stream, action string) (domain.Au
 // fall behind a batch already read and vanish from the export. SQLite
 // commits in position order, and its one connection must stay free for
 // the server's writes between batches.
-func (s *Store) EachAudit(ctx context.Context, q domain.AuditSelect, fn func(domain.AuditEvent) error) error {
+func (s *trail) EachAudit(ctx context.Context, q domain.AuditSelect, fn func(domain.AuditEvent) error) error {
 	if s.dialect.writersTakeTurns() {
 		return s.eachAudit(ctx, q, fn)
 	}
 	return s.ReadSnapshot(ctx, func(r domain.AuditReader) error { return r.EachAudit(ctx, q, fn) })
 }
 
-func (s *Store) eachAudit(ctx context.Context, q domain.AuditSelect, fn func(domain.AuditEvent) error) error {
+func (s *trail) eachAudit(ctx context.Context, q domain.AuditSelect, fn func(domain.AuditEvent) error) error {
 	token, err := s.tokenActor(ctx, q.Actor)
 	if err != nil {
 		return err
@@ -135,7 +139,7 @@ func scanRow(rows *sql.Rows, r *auditRow) error { return rows.Scan(scanTargets(a
 // reader of the export never holds a connection (on SQLite, the only one).
 // Rows are scanned by hand: GORM's reflection was a large part of the
 // cost (docs/design/performance-log.md).
-func (s *Store) batches(ctx context.Context, where []string, args []any, order string, key []string, fn func(domain.AuditEvent) error) error {
+func (s *trail) batches(ctx context.Context, where []string, args []any, order string, key []string, fn func(domain.AuditEvent) error) error {
 	base := "SELECT " + auditColumns + " FROM audit_events WHERE " + strings.Join(where, " AND ")
 	var last []any
 	batch := make([]auditRow, 0, auditBatch)
@@ -189,7 +193,7 @@ func (s *Store) batches(ctx context.Context, where []string, args []any, order s
 }
 
 // EachOperationHead streams every operation's (id, version, audit head).
-func (s *Store) EachOperationHead(ctx context.Context, fn func(domain.StreamHead) error) error {
+func (s *trail) EachOperationHead(ctx context.Context, fn func(domain.StreamHead) error) error {
 	type head struct {
 		ID        string
 		Version   int64
@@ -215,23 +219,13 @@ func (s *Store) EachOperationHead(ctx context.Context, fn func(domain.StreamHead
 	}
 }
 
-// reading runs fn in the transaction the store is bound to, or else in a
-// read-only transaction of its own, which keeps the batch's statement out
-// of GORM's shared statement cache (see transaction).
-func (s *Store) reading(ctx context.Context, fn func(*gorm.DB) error) error {
-	if _, inTx := s.db.Statement.ConnPool.(*sql.Tx); inTx {
-		return fn(s.db.WithContext(ctx))
-	}
-	return s.transaction(ctx, fn, &sql.TxOptions{ReadOnly: true})
-}
-
 // ReadSnapshot runs fn in a read-only transaction: REPEATABLE READ on
 // PostgreSQL; on SQLite a deferred transaction, whose first read fixes a
 // WAL snapshot without taking the write lock.
-func (s *Store) ReadSnapshot(ctx context.Context, fn func(domain.AuditReader) error) error {
+func (s *trail) ReadSnapshot(ctx context.Context, fn func(domain.AuditReader) error) error {
 	opts := &sql.TxOptions{ReadOnly: true, Isolation: s.dialect.snapshotIsolation()}
 	return s.transaction(ctx, func(tx *gorm.DB) error {
-		return fn(snapshot{&Store{db: tx, dialect: s.dialect, now: s.now}})
+		return fn(snapshot{newStore(s.conn.in(tx))})
 	}, opts)
 }
 

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	"github.com/opshandoff/handoff/domain"
@@ -26,25 +25,20 @@ func (checkpointRow) TableName() string { return "audit_checkpoints" }
 // worked off in several short transactions rather than one long one.
 const checkpointScan = 20 * auditBatch
 
-// transaction runs fn in one transaction with the given options.
-func (s *Store) transaction(ctx context.Context, fn func(tx *gorm.DB) error, opts ...*sql.TxOptions) error {
-	return s.db.WithContext(ctx).Transaction(fn, opts...)
-}
-
 // The system stream's advisory lock is keyed by schema as well: advisory
 // locks are per database, and two Handoffs (or two test schemas) in one
 // database must not wait on each other's system streams.
 
 // lockSystem serialises writers of the system stream on PostgreSQL; on
 // SQLite the transaction's write lock already does.
-func (s *Store) lockSystem(tx *gorm.DB) error {
+func (s *conn) lockSystem(tx *gorm.DB) error {
 	return s.dialect.lock(tx, "handoff.audit.system:")
 }
 
 // tryLockSystem is lockSystem without waiting: a checkpointer that finds
 // the lock taken leaves the work to whoever holds it, rather than holding a
 // connection while it waits.
-func (s *Store) tryLockSystem(tx *gorm.DB) (bool, error) {
+func (s *conn) tryLockSystem(tx *gorm.DB) (bool, error) {
 	return s.dialect.tryLock(tx, "handoff.audit.system:")
 }
 
@@ -63,7 +57,7 @@ func appendSystemTx(tx *gorm.DB, e domain.AuditEvent) (domain.AuditEvent, error)
 }
 
 // WriteCheckpoint implements domain.AuditStore.
-func (s *Store) WriteCheckpoint(ctx context.Context, maxHeads int,
+func (s *trail) WriteCheckpoint(ctx context.Context, maxHeads int,
 	build func(domain.Checkpoint, []domain.StreamHead, int64) (domain.Checkpoint, domain.AuditEvent)) (domain.Checkpoint, bool, error) {
 	var out domain.Checkpoint
 	wrote := false
@@ -114,7 +108,7 @@ const settleWait = 2 * time.Second
 // operation row first), and system-stream writers hold the lock this
 // checkpoint holds, so none is missed. SQLite has one writer, and this
 // transaction is it.
-func (s *Store) settledHorizon(ctx context.Context, tx *gorm.DB) (int64, error) {
+func (s *trail) settledHorizon(ctx context.Context, tx *gorm.DB) (int64, error) {
 	if s.dialect.writersTakeTurns() {
 		var hw int64
 		return hw, tx.Raw("SELECT COALESCE(MAX(pos), 0) FROM audit_events").Scan(&hw).Error

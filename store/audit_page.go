@@ -28,7 +28,7 @@ import (
 // NewestFirst: the same indexes, walked backwards), with keyset
 // pagination: on the write position, or on (time, write position) when the
 // selection has a time range.
-func (s *Store) ListAudit(ctx context.Context, q domain.AuditSelect) ([]domain.AuditEvent, string, error) {
+func (s *trail) ListAudit(ctx context.Context, q domain.AuditSelect) ([]domain.AuditEvent, string, error) {
 	token, err := s.tokenActor(ctx, q.Actor)
 	if err != nil {
 		return nil, "", err
@@ -130,7 +130,7 @@ func pageCursor(cursor string, timed, newest bool) (string, []any, bool) {
 // tokenActor reports whether name is an API token's: a workflow actor is
 // always one (auth gives a token's name to its actor), and tokens are
 // revoked, never deleted.
-func (s *Store) tokenActor(ctx context.Context, name string) (bool, error) {
+func (s *trail) tokenActor(ctx context.Context, name string) (bool, error) {
 	if name == "" {
 		return false, nil
 	}

@@ -14,7 +14,7 @@ import (
 // a permit row on SQLite — all in one transaction.
 
 // PurgeCandidates implements domain.AuditStore.
-func (s *Store) PurgeCandidates(ctx context.Context, cutoff time.Time, limit int) ([]domain.PurgeCandidate, error) {
+func (s *trail) PurgeCandidates(ctx context.Context, cutoff time.Time, limit int) ([]domain.PurgeCandidate, error) {
 	type cand struct {
 		ID        string
 		Version   int64
@@ -46,7 +46,7 @@ func (s *Store) PurgeCandidates(ctx context.Context, cutoff time.Time, limit int
 // operation moved since it was listed, and when the stream does not end at
 // the operation's audit head: deleting a stream that does not verify would
 // destroy the evidence.
-func (s *Store) PurgeStream(ctx context.Context, c domain.PurgeCandidate, tombstone domain.AuditEvent) error {
+func (s *trail) PurgeStream(ctx context.Context, c domain.PurgeCandidate, tombstone domain.AuditEvent) error {
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		if err := s.lockSystem(tx); err != nil {
 			return err
@@ -77,7 +77,7 @@ func (s *Store) PurgeStream(ctx context.Context, c domain.PurgeCandidate, tombst
 	return translate(err, "audit stream")
 }
 
-func (s *Store) deleteStream(tx *gorm.DB, stream string) error {
+func (s *trail) deleteStream(tx *gorm.DB, stream string) error {
 	if s.dialect.isPostgres() {
 		var n int64
 		return tx.Raw("SELECT handoff_purge_audit_stream(?)", stream).Scan(&n).Error

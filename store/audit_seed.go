@@ -9,7 +9,7 @@ import (
 // one statement, for export benchmarks: three events per made-up operation
 // stream, an hour apart from a day ago. Their hashes are placeholders, so
 // the trail they form does not verify. The server never calls it.
-func (s *Store) SeedSyntheticAudit(ctx context.Context, n int) error {
+func (s *trail) SeedSyntheticAudit(ctx context.Context, n int) error {
 	if n <= 0 {
 		return nil
 	}

@@ -7,12 +7,12 @@ import (
 	"gorm.io/gorm"
 )
 
-var _ domain.SystemAuditor = (*Store)(nil)
+var _ domain.SystemAuditor = (*trail)(nil)
 
 // AppendSystem chains e onto the system stream. The stream's head is read
 // and extended in one transaction under lockSystem (operation streams never
 // take it).
-func (s *Store) AppendSystem(ctx context.Context, e domain.AuditEvent) (domain.AuditEvent, error) {
+func (s *trail) AppendSystem(ctx context.Context, e domain.AuditEvent) (domain.AuditEvent, error) {
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		var err error
 		e, err = s.appendSystemLocked(tx, e)
@@ -27,7 +27,7 @@ func (s *Store) AppendSystem(ctx context.Context, e domain.AuditEvent) (domain.A
 // appendSystemLocked takes the system stream's lock in tx and chains e onto
 // the stream: for a row written with its system event in one transaction
 // (a token, a session, a drill receipt).
-func (s *Store) appendSystemLocked(tx *gorm.DB, e domain.AuditEvent) (domain.AuditEvent, error) {
+func (s *conn) appendSystemLocked(tx *gorm.DB, e domain.AuditEvent) (domain.AuditEvent, error) {
 	if err := s.lockSystem(tx); err != nil {
 		return domain.AuditEvent{}, err
 	}

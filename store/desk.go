@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"time"
 
 	"github.com/opshandoff/handoff/domain"
 	"gorm.io/gorm"
@@ -20,18 +19,6 @@ func deskStateNames() []string {
 		out[i] = s.String()
 	}
 	return out
-}
-
-// clock is the database's clock: PostgreSQL's, or the process's for SQLite.
-func (s *Store) clock(ctx context.Context) (time.Time, error) {
-	if !s.dialect.keepsClock() {
-		return s.now().UTC(), nil
-	}
-	var now time.Time
-	if err := s.db.WithContext(ctx).Raw("SELECT clock_timestamp()").Row().Scan(&now); err != nil {
-		return time.Time{}, translate(err, "clock")
-	}
-	return now.UTC(), nil
 }
 
 // scanCounts runs a one-row query of n counts.
@@ -113,7 +100,7 @@ func (s *Store) DeskList(ctx context.Context, q domain.ListQuery) ([]domain.Oper
 			return err
 		}
 		in := *s
-		in.db = tx
+		in.conn = s.conn.in(tx) // not in.db: the conn is shared
 		var err error
 		ops, next, err = in.List(ctx, q)
 		return err

@@ -9,7 +9,13 @@ import (
 	"gorm.io/gorm"
 )
 
-var _ domain.DrillReader = (*Store)(nil)
+// drills is the store's part for the drills' receipts.
+type drills struct{ *conn }
+
+var (
+	_ domain.DrillReader = (*drills)(nil)
+	_ domain.DrillWriter = (*drills)(nil)
+)
 
 // drillRow is one stored drill receipt.
 type drillRow struct {
@@ -33,7 +39,7 @@ func (r drillRow) toDomain() domain.DrillRecord {
 
 // SaveDrill stores a receipt and chains its hash into the system stream as
 // a drill_recorded event, in one transaction.
-func (s *Store) SaveDrill(ctx context.Context, rec domain.DrillRecord, receipt []byte, e domain.AuditEvent) (domain.AuditEvent, error) {
+func (s *drills) SaveDrill(ctx context.Context, rec domain.DrillRecord, receipt []byte, e domain.AuditEvent) (domain.AuditEvent, error) {
 	row := drillRow{ID: rec.ID, Type: rec.Type, CardVersion: rec.CardVersion, CardSHA256: rec.CardSHA256,
 		Verdict: rec.Verdict, SHA256: rec.SHA256, RanBy: rec.RanBy, RanAt: rec.RanAt.UTC().Truncate(time.Microsecond), Receipt: string(receipt)}
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
@@ -51,7 +57,7 @@ func (s *Store) SaveDrill(ctx context.Context, rec domain.DrillRecord, receipt [
 }
 
 // DrillSummaries implements domain.DrillReader.
-func (s *Store) DrillSummaries(ctx context.Context) (map[string]domain.DrillSummary, error) {
+func (s *drills) DrillSummaries(ctx context.Context) (map[string]domain.DrillSummary, error) {
 	var rows []drillRow
 	err := s.db.WithContext(ctx).Select("id, type, card_version, card_sha256, verdict, sha256, ran_by, ran_at").
 		Order("ran_at, id").Find(&rows).Error
@@ -72,7 +78,7 @@ func (s *Store) DrillSummaries(ctx context.Context) (map[string]domain.DrillSumm
 }
 
 // DrillReceipt implements domain.DrillReader.
-func (s *Store) DrillReceipt(ctx context.Context, id string) (domain.DrillRecord, []byte, error) {
+func (s *drills) DrillReceipt(ctx context.Context, id string) (domain.DrillRecord, []byte, error) {
 	var row drillRow
 	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&row).Error
 	if err != nil {
@@ -83,7 +89,7 @@ func (s *Store) DrillReceipt(ctx context.Context, id string) (domain.DrillRecord
 
 // EachDrillReceipt streams every stored receipt, its row and its text, in
 // batches by id (domain.AuditReader).
-func (s *Store) EachDrillReceipt(ctx context.Context, fn func(domain.DrillRecord, []byte) error) error {
+func (s *drills) EachDrillReceipt(ctx context.Context, fn func(domain.DrillRecord, []byte) error) error {
 	after := ""
 	for {
 		var rows []drillRow
@@ -108,7 +114,7 @@ func (r snapshot) EachDrillReceipt(ctx context.Context, fn func(domain.DrillReco
 
 // DrillAudit answers the drill_recorded event of a receipt: the hash the
 // audit trail holds for it.
-func (s *Store) DrillAudit(ctx context.Context, id string) (domain.AuditEvent, bool, error) {
+func (s *drills) DrillAudit(ctx context.Context, id string) (domain.AuditEvent, bool, error) {
 	var rows []auditRow
 	err := s.db.WithContext(ctx).Where("stream = ? AND action = ?", domain.SystemStream, domain.ActionDrillRecorded).
 		Order("pos").Find(&rows).Error

@@ -9,7 +9,10 @@ import (
 	"gorm.io/gorm"
 )
 
-var _ domain.LookupStore = (*Store)(nil)
+// lookups is the store's part for the lookups that reconciliation runs.
+type lookups struct{ *conn }
+
+var _ domain.LookupStore = (*lookups)(nil)
 
 // lookupRow is one attempt's lookup (migration 00015).
 type lookupRow struct {
@@ -69,7 +72,7 @@ const awaiting = "o.desk_state = 'unknown_outcome' AND o.desk_entered_at IS NULL
 
 // ClaimLookups starts a lookup for every operation of types newly awaiting
 // one, closes those whose operation moved on, and claims the due ones.
-func (s *Store) ClaimLookups(ctx context.Context, types []string, now time.Time, lease time.Duration, limit int) ([]domain.LookupClaim, error) {
+func (s *lookups) ClaimLookups(ctx context.Context, types []string, now time.Time, lease time.Duration, limit int) ([]domain.LookupClaim, error) {
 	if len(types) == 0 || limit <= 0 {
 		return nil, nil
 	}
@@ -114,7 +117,7 @@ func (s *Store) ClaimLookups(ctx context.Context, types []string, now time.Time,
 }
 
 // RecordLookupTry appends a try with a compare-and-set on the claim.
-func (s *Store) RecordLookupTry(ctx context.Context, c domain.LookupClaim, t domain.LookupTry, next time.Time, conclusion string) (bool, error) {
+func (s *lookups) RecordLookupTry(ctx context.Context, c domain.LookupClaim, t domain.LookupTry, next time.Time, conclusion string) (bool, error) {
 	set := map[string]any{"tries": triesJSON(append(append([]domain.LookupTry(nil), c.Tries...), t)),
 		"started_at": gorm.Expr("COALESCE(started_at, ?)", t.At.UTC()), "conclusion": conclusion}
 	if !next.IsZero() {
@@ -129,7 +132,7 @@ func (s *Store) RecordLookupTry(ctx context.Context, c domain.LookupClaim, t dom
 }
 
 // LookupsOf lists an operation's lookups, newest attempt first.
-func (s *Store) LookupsOf(ctx context.Context, operationID string) ([]domain.LookupClaim, error) {
+func (s *lookups) LookupsOf(ctx context.Context, operationID string) ([]domain.LookupClaim, error) {
 	var rows []lookupRow
 	if err := s.db.WithContext(ctx).Where("operation_id = ?", operationID).Order("attempt DESC").Find(&rows).Error; err != nil {
 		return nil, translate(err, "lookup")
@@ -143,7 +146,7 @@ func (s *Store) LookupsOf(ctx context.Context, operationID string) ([]domain.Loo
 
 // CloseLookup records a lookup's conclusion, with a compare-and-set on the
 // claim.
-func (s *Store) CloseLookup(ctx context.Context, c domain.LookupClaim, conclusion string) error {
+func (s *lookups) CloseLookup(ctx context.Context, c domain.LookupClaim, conclusion string) error {
 	err := s.db.WithContext(ctx).Model(&lookupRow{}).
 		Where("operation_id = ? AND attempt = ? AND claim_token = ? AND conclusion = ''", c.OperationID, c.Attempt, c.ClaimToken).
 		Update("conclusion", conclusion).Error

@@ -10,7 +10,11 @@ import (
 	"gorm.io/gorm"
 )
 
-var _ domain.OutboxStore = (*Store)(nil)
+// outbox is the store's part for notifications: their claims and deliveries,
+// escalations and the desk's gauges.
+type outbox struct{ *conn }
+
+var _ domain.OutboxStore = (*outbox)(nil)
 
 // notificationRow is an outbox row.
 type notificationRow struct {
@@ -72,7 +76,7 @@ func toNotificationRow(n domain.Notification) notificationRow {
 // person for longer than their type's escalate_after. Escalation goes by the
 // process's clock on both dialects (minutes matter here, not microseconds),
 // which tests can move with SetClock.
-func (s *Store) EscalationDue(ctx context.Context, after map[string]time.Duration, limit int) ([]domain.Operation, time.Time, error) {
+func (s *outbox) EscalationDue(ctx context.Context, after map[string]time.Duration, limit int) ([]domain.Operation, time.Time, error) {
 	now := s.now().UTC()
 	var out []domain.Operation
 	for typ, d := range after {
@@ -80,7 +84,7 @@ func (s *Store) EscalationDue(ctx context.Context, after map[string]time.Duratio
 			break
 		}
 		var rows []operationWithClock
-		sql := "SELECT operations.*, " + s.dbNow() + " AS db_now FROM operations WHERE state IN ('unknown_outcome', 'failed_terminal', 'awaiting_approval')" +
+		sql := "SELECT operations.*, " + s.dialect.clockSQL() + " AS db_now FROM operations WHERE state IN ('unknown_outcome', 'failed_terminal', 'awaiting_approval')" +
 			" AND type = ? AND assignee = '' AND escalated_at IS NULL AND desk_entered_at <= ? ORDER BY desk_entered_at LIMIT ?"
 		args := []any{typ, now.Add(-d), limit - len(out)}
 		if err := s.db.WithContext(ctx).Raw(sql, args...).Scan(&rows).Error; err != nil {
@@ -100,7 +104,7 @@ func (s *Store) EscalationDue(ctx context.Context, after map[string]time.Duratio
 // ClaimNotifications takes due notifications for this sender. On PostgreSQL
 // rows another replica is claiming are skipped (SKIP LOCKED); the claim is
 // a short transaction and no network call happens inside it.
-func (s *Store) ClaimNotifications(ctx context.Context, now time.Time, lease time.Duration, limit, perURL int, skip []string) ([]domain.NotificationRecord, error) {
+func (s *outbox) ClaimNotifications(ctx context.Context, now time.Time, lease time.Duration, limit, perURL int, skip []string) ([]domain.NotificationRecord, error) {
 	var out []domain.NotificationRecord
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		out = out[:0]
@@ -146,7 +150,7 @@ func (s *Store) ClaimNotifications(ctx context.Context, now time.Time, lease tim
 // RecordDelivery writes the attempt and the outcome, with a compare-and-set
 // on the claim: a sender whose lease ran out and whose row was claimed again
 // records nothing.
-func (s *Store) RecordDelivery(ctx context.Context, r domain.DeliveryRecord) (bool, error) {
+func (s *outbox) RecordDelivery(ctx context.Context, r domain.DeliveryRecord) (bool, error) {
 	ok := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		set := map[string]any{"status": r.Status, "attempts": gorm.Expr("attempts + 1"),
@@ -181,7 +185,7 @@ func (s *Store) RecordDelivery(ctx context.Context, r domain.DeliveryRecord) (bo
 
 // Notifications lists an operation's notifications, oldest first, with
 // every attempt.
-func (s *Store) Notifications(ctx context.Context, operationID string) ([]domain.NotificationRecord, error) {
+func (s *outbox) Notifications(ctx context.Context, operationID string) ([]domain.NotificationRecord, error) {
 	var rows []notificationRow
 	db := s.db.WithContext(ctx)
 	if err := db.Where("operation_id = ?", operationID).Order("created_at, id").Find(&rows).Error; err != nil {
@@ -216,7 +220,7 @@ func withHistory(db *gorm.DB, rows []notificationRow) ([]domain.NotificationReco
 }
 
 // NotificationDestinations summarises every destination's deliveries.
-func (s *Store) NotificationDestinations(ctx context.Context) ([]domain.DestinationStats, error) {
+func (s *outbox) NotificationDestinations(ctx context.Context) ([]domain.DestinationStats, error) {
 	var rows []struct {
 		URL       string
 		Format    string
@@ -278,7 +282,7 @@ func attemptSummary(a notificationAttemptRow) string {
 // Resend makes a delivered or failed notification pending again, due at
 // now, keeping its id (receivers dedupe by it), and appends e to the system
 // audit stream in the same transaction.
-func (s *Store) Resend(ctx context.Context, id string, now time.Time, e domain.AuditEvent) (domain.NotificationRecord, error) {
+func (s *outbox) Resend(ctx context.Context, id string, now time.Time, e domain.AuditEvent) (domain.NotificationRecord, error) {
 	var row notificationRow
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := s.lockSystem(tx); err != nil {
@@ -309,7 +313,7 @@ func (s *Store) Resend(ctx context.Context, id string, now time.Time, e domain.A
 }
 
 // DeskGauges counts what waits on a person in one grouped query.
-func (s *Store) DeskGauges(ctx context.Context) ([]domain.DeskGauge, time.Time, error) {
+func (s *outbox) DeskGauges(ctx context.Context) ([]domain.DeskGauge, time.Time, error) {
 	var rows []struct {
 		Namespace string
 		Type      string
@@ -355,7 +359,7 @@ func asTime(v any) (time.Time, bool) {
 }
 
 // OutboxBacklog counts pending notifications and finds the oldest.
-func (s *Store) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
+func (s *outbox) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
 	var row struct {
 		N      int
 		Oldest *string
@@ -373,7 +377,7 @@ func (s *Store) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
 
 // UndeliveredNotifications lists failed and retrying notifications, newest
 // first, each with its attempts.
-func (s *Store) UndeliveredNotifications(ctx context.Context, limit int) ([]domain.NotificationRecord, error) {
+func (s *outbox) UndeliveredNotifications(ctx context.Context, limit int) ([]domain.NotificationRecord, error) {
 	var rows []notificationRow
 	db := s.db.WithContext(ctx)
 	if err := db.Where("status = 'failed' OR (status = 'pending' AND attempts > 0)").

@@ -24,7 +24,7 @@ func (s *Store) Overview(ctx context.Context, q domain.OverviewQuery) (domain.Ov
 	var out domain.Overview
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		var err error
-		out, err = (&Store{db: tx, dialect: s.dialect, now: s.now}).overview(ctx, q)
+		out, err = newStore(s.conn.in(tx)).overview(ctx, q)
 		return err
 	}, opts)
 	if err != nil {

@@ -7,11 +7,15 @@ import (
 	"github.com/opshandoff/handoff/domain"
 )
 
-var _ domain.PeopleStore = (*Store)(nil)
+// deskPeople is the store's part for the desk's people and the views they
+// saved.
+type deskPeople struct{ *conn }
+
+var _ domain.PeopleStore = (*deskPeople)(nil)
 
 // People lists the people who signed in, matching a part of their email,
 // name or subject in any case, by name then email.
-func (s *Store) People(ctx context.Context, q domain.PeopleQuery) ([]domain.Person, error) {
+func (s *deskPeople) People(ctx context.Context, q domain.PeopleQuery) ([]domain.Person, error) {
 	db := s.db.WithContext(ctx).Model(&personRow{})
 	if t := strings.TrimSpace(q.Text); t != "" {
 		like := "%" + escapeLike(strings.ToLower(t)) + "%"
@@ -33,7 +37,7 @@ func (s *Store) People(ctx context.Context, q domain.PeopleQuery) ([]domain.Pers
 }
 
 // Person reads one person by (issuer, subject).
-func (s *Store) Person(ctx context.Context, issuer, subject string) (domain.Person, error) {
+func (s *deskPeople) Person(ctx context.Context, issuer, subject string) (domain.Person, error) {
 	var rows []personRow
 	err := s.db.WithContext(ctx).Where("issuer = ? AND subject = ?", issuer, subject).Limit(1).Find(&rows).Error
 	if err != nil {
@@ -51,7 +55,7 @@ func (s *Store) Person(ctx context.Context, issuer, subject string) (domain.Pers
 
 // PeopleByIdentity lists the people an assignment to id means: by email in
 // any case, or by subject for those who have no email.
-func (s *Store) PeopleByIdentity(ctx context.Context, id string) ([]domain.Person, error) {
+func (s *deskPeople) PeopleByIdentity(ctx context.Context, id string) ([]domain.Person, error) {
 	var rows []personRow
 	err := s.db.WithContext(ctx).
 		Where("(email <> '' AND LOWER(email) = ?) OR (email = '' AND subject = ?)", strings.ToLower(id), id).

@@ -10,7 +10,7 @@ import (
 	"gorm.io/gorm"
 )
 
-var _ domain.SavedViewStore = (*Store)(nil)
+var _ domain.SavedViewStore = (*deskPeople)(nil)
 
 // savedViewRow is one saved view (migration 00020).
 type savedViewRow struct {
@@ -60,7 +60,7 @@ func (r savedViewRow) toDomain() (domain.SavedView, error) {
 // CreateView implements domain.SavedViewStore. The count and the insert
 // are one transaction; on PostgreSQL a lock per person keeps two saves at
 // once from both passing the count.
-func (s *Store) CreateView(ctx context.Context, v domain.SavedView, max int) error {
+func (s *deskPeople) CreateView(ctx context.Context, v domain.SavedView, max int) error {
 	row, err := toSavedViewRow(v)
 	if err != nil {
 		return err
@@ -83,7 +83,7 @@ func (s *Store) CreateView(ctx context.Context, v domain.SavedView, max int) err
 }
 
 // SavedView implements domain.SavedViewStore.
-func (s *Store) SavedView(ctx context.Context, id string) (domain.SavedView, error) {
+func (s *deskPeople) SavedView(ctx context.Context, id string) (domain.SavedView, error) {
 	var rows []savedViewRow
 	if err := s.db.WithContext(ctx).Where("id = ?", id).Limit(1).Find(&rows).Error; err != nil {
 		return domain.SavedView{}, translate(err, "saved view")
@@ -99,7 +99,7 @@ func (s *Store) SavedView(ctx context.Context, id string) (domain.SavedView, err
 const maxListedViews = 1000
 
 // SavedViews implements domain.SavedViewStore.
-func (s *Store) SavedViews(ctx context.Context, page string, owner domain.Actor) ([]domain.SavedView, error) {
+func (s *deskPeople) SavedViews(ctx context.Context, page string, owner domain.Actor) ([]domain.SavedView, error) {
 	var rows []savedViewRow
 	err := s.db.WithContext(ctx).
 		Where("page = ? AND ((owner_issuer = ? AND owner_subject = ?) OR shared)", page, owner.Issuer, owner.Subject).
@@ -123,7 +123,7 @@ func (s *Store) SavedViews(ctx context.Context, page string, owner domain.Actor)
 }
 
 // UpdateView implements domain.SavedViewStore.
-func (s *Store) UpdateView(ctx context.Context, v domain.SavedView) error {
+func (s *deskPeople) UpdateView(ctx context.Context, v domain.SavedView) error {
 	res := s.db.WithContext(ctx).Model(&savedViewRow{}).Where("id = ?", v.ID).
 		Updates(map[string]any{"name": v.Name, "name_key": nameKey(v.Name), "shared": v.Shared, "updated_at": v.UpdatedAt.UTC()})
 	if res.Error != nil {
@@ -136,7 +136,7 @@ func (s *Store) UpdateView(ctx context.Context, v domain.SavedView) error {
 }
 
 // DeleteView implements domain.SavedViewStore.
-func (s *Store) DeleteView(ctx context.Context, id string) error {
+func (s *deskPeople) DeleteView(ctx context.Context, id string) error {
 	res := s.db.WithContext(ctx).Where("id = ?", id).Delete(&savedViewRow{})
 	if res.Error != nil {
 		return translate(res.Error, "saved view")

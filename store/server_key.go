@@ -12,7 +12,7 @@ import (
 // ServerKey returns the database's secret key named name, 32 random bytes
 // made by the first caller: every replica sharing the database gets the
 // same key, so what one signs the others verify.
-func (s *Store) ServerKey(ctx context.Context, name string) ([]byte, error) {
+func (s *credentials) ServerKey(ctx context.Context, name string) ([]byte, error) {
 	fresh := make([]byte, 32)
 	if _, err := rand.Read(fresh); err != nil {
 		return nil, domain.Wrap(domain.EInternal, err, "no randomness for a server key")

@@ -9,7 +9,12 @@ import (
 	"gorm.io/gorm/clause"
 )
 
-var _ domain.SessionStore = (*Store)(nil)
+// credentials is the store's part for who may call: the sign-in's login
+// attempts and sessions, API tokens and their revocations, and the
+// server's key.
+type credentials struct{ *conn }
+
+var _ domain.SessionStore = (*credentials)(nil)
 
 // loginAttemptRow is a sign-in waiting for the provider's answer.
 type loginAttemptRow struct {
@@ -51,7 +56,7 @@ type personRow struct {
 func (personRow) TableName() string { return "people" }
 
 // CreateLoginAttempt stores a pending sign-in.
-func (s *Store) CreateLoginAttempt(ctx context.Context, a domain.LoginAttempt) error {
+func (s *credentials) CreateLoginAttempt(ctx context.Context, a domain.LoginAttempt) error {
 	row := loginAttemptRow{StateHash: a.StateHash, NonceHash: a.NonceHash, CodeVerifier: a.CodeVerifier,
 		ReturnTo: a.ReturnTo, CreatedAt: a.CreatedAt.UTC(), ExpiresAt: a.ExpiresAt.UTC()}
 	return translate(s.db.WithContext(ctx).Create(&row).Error, "login attempt")
@@ -59,7 +64,7 @@ func (s *Store) CreateLoginAttempt(ctx context.Context, a domain.LoginAttempt) e
 
 // TakeLoginAttempt reads and deletes the attempt in one transaction. The
 // delete decides who took it: a concurrent taker's delete matches no row.
-func (s *Store) TakeLoginAttempt(ctx context.Context, stateHash string) (domain.LoginAttempt, error) {
+func (s *credentials) TakeLoginAttempt(ctx context.Context, stateHash string) (domain.LoginAttempt, error) {
 	var row loginAttemptRow
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("state_hash = ?", stateHash).Take(&row).Error; err != nil {
@@ -82,14 +87,14 @@ func (s *Store) TakeLoginAttempt(ctx context.Context, stateHash string) (domain.
 }
 
 // PurgeLoginAttempts removes attempts that expired before now.
-func (s *Store) PurgeLoginAttempts(ctx context.Context, now time.Time) error {
+func (s *credentials) PurgeLoginAttempts(ctx context.Context, now time.Time) error {
 	err := s.db.WithContext(ctx).Where("expires_at < ?", now.UTC()).Delete(&loginAttemptRow{}).Error
 	return translate(err, "login attempt")
 }
 
 // CreateSession records the person, the new session and the sign-in's
 // audit event together.
-func (s *Store) CreateSession(ctx context.Context, sess domain.Session, e domain.AuditEvent) error {
+func (s *credentials) CreateSession(ctx context.Context, sess domain.Session, e domain.AuditEvent) error {
 	p := sess.Person
 	at := sess.CreatedAt.UTC()
 	person := personRow{Issuer: p.Issuer, Subject: p.Subject, Email: p.Email, Name: p.Name, Role: p.Role.String(),
@@ -114,7 +119,7 @@ func (s *Store) CreateSession(ctx context.Context, sess domain.Session, e domain
 }
 
 // SessionByHash returns the session with that hash.
-func (s *Store) SessionByHash(ctx context.Context, hash string) (domain.Session, error) {
+func (s *credentials) SessionByHash(ctx context.Context, hash string) (domain.Session, error) {
 	var row sessionRow
 	if err := s.db.WithContext(ctx).Where("hash = ?", hash).Take(&row).Error; err != nil {
 		return domain.Session{}, translate(err, "session")
@@ -129,18 +134,18 @@ func (s *Store) SessionByHash(ctx context.Context, hash string) (domain.Session,
 }
 
 // TouchSession records activity on the session.
-func (s *Store) TouchSession(ctx context.Context, hash string, at time.Time) error {
+func (s *credentials) TouchSession(ctx context.Context, hash string, at time.Time) error {
 	err := s.db.WithContext(ctx).Model(&sessionRow{}).Where("hash = ?", hash).Update("last_seen_at", at.UTC()).Error
 	return translate(err, "session")
 }
 
 // DeleteSession ends the session.
-func (s *Store) DeleteSession(ctx context.Context, hash string) error {
+func (s *credentials) DeleteSession(ctx context.Context, hash string) error {
 	return translate(s.db.WithContext(ctx).Where("hash = ?", hash).Delete(&sessionRow{}).Error, "session")
 }
 
 // PurgeSessions removes sessions past either timeout.
-func (s *Store) PurgeSessions(ctx context.Context, idleBefore, createdBefore time.Time) error {
+func (s *credentials) PurgeSessions(ctx context.Context, idleBefore, createdBefore time.Time) error {
 	err := s.db.WithContext(ctx).Where("last_seen_at < ? OR created_at < ?", idleBefore.UTC(), createdBefore.UTC()).
 		Delete(&sessionRow{}).Error
 	return translate(err, "session")

@@ -31,11 +31,15 @@ import (
 	"gorm.io/gorm/logger"
 )
 
-// Store is the GORM implementation of domain.Store.
+// Store is the GORM implementation of domain.Store and the rest of
+// domain.LedgerStore. Its own methods read and write operations — the
+// lifecycle through the group commit, loads and claims, the desk's lists,
+// search, overview and incidents — over the pools below; the parts it
+// embeds keep what needs only the database handle (conn): credentials, the
+// desk's people, the audit trail, notifications, drills and lookups. Each
+// part implements its domain interfaces alone.
 type Store struct {
-	db      *gorm.DB
-	dialect dialect
-	url     string // PostgreSQL's URL, for connections of the store's own
+	*conn
 	// pool is PostgreSQL's pgx pool for the single-statement write path
 	// (fastpath.go); nil on SQLite and in stores bound to a transaction.
 	pool    *pgxpool.Pool
@@ -43,9 +47,20 @@ type Store struct {
 	// leases is PostgreSQL's record of the leased operations this replica
 	// last wrote (leasecache.go); nil elsewhere.
 	leases *leaseCache
-	// now is SQLite's clock: an embedded database shares the process's clock.
-	// PostgreSQL's clock is read in SQL.
-	now func() time.Time
+
+	credentials // session.go, token.go, server_key.go
+	deskPeople  // people.go, saved_view.go
+	trail       // audit*.go
+	outbox      // notification.go
+	drills      // drill.go
+	lookups     // lookup.go
+}
+
+// newStore is a store over c with every part sharing it.
+func newStore(c *conn) *Store {
+	return &Store{conn: c,
+		credentials: credentials{c}, deskPeople: deskPeople{c}, trail: trail{c},
+		outbox: outbox{c}, drills: drills{c}, lookups: lookups{c}}
 }
 
 var (
@@ -102,7 +117,9 @@ func Connect(rawURL string, opts ...Option) (*Store, error) {
 			sqlDB.Close()
 			return nil, domain.Wrap(domain.EUnavailable, err, "cannot reach PostgreSQL")
 		}
-		return &Store{db: db, dialect: dialectPostgres, url: rawURL, pool: pool, commits: newCommitter(pool, o), leases: newLeaseCache(), now: time.Now}, nil
+		s := newStore(&conn{db: db, dialect: dialectPostgres, url: rawURL, now: time.Now})
+		s.pool, s.commits, s.leases = pool, newCommitter(pool, o), newLeaseCache()
+		return s, nil
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite:"), "//")
 		if path == "" {
@@ -127,7 +144,7 @@ func Connect(rawURL string, opts ...Option) (*Store, error) {
 		// SQLite has one writer; one connection serialises writers without
 		// busy errors, and reads are fast enough for one process.
 		sqlDB.SetMaxOpenConns(1)
-		return &Store{db: db, dialect: dialectSQLite, now: time.Now}, nil
+		return newStore(&conn{db: db, dialect: dialectSQLite, now: time.Now}), nil
 	}
 	return nil, domain.Errorf(domain.EInvalid, "HANDOFF_DATABASE_URL must start with postgres:// or sqlite://")
 }

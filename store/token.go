@@ -14,7 +14,10 @@ import (
 // revoked token's hash to every process listening.
 const revokedChannel = "handoff_token_revoked"
 
-var _ domain.TokenRevocationFeed = (*Store)(nil)
+var (
+	_ domain.TokenStore          = (*credentials)(nil)
+	_ domain.TokenRevocationFeed = (*credentials)(nil)
+)
 
 // tokenRow is an API token; only the hash of its secret is stored.
 type tokenRow struct {
@@ -36,7 +39,7 @@ func (r tokenRow) toDomain() domain.APIToken {
 }
 
 // CreateToken stores a new token and its audit event in one transaction.
-func (s *Store) CreateToken(ctx context.Context, t domain.APIToken, e domain.AuditEvent) error {
+func (s *credentials) CreateToken(ctx context.Context, t domain.APIToken, e domain.AuditEvent) error {
 	row := tokenRow{ID: t.ID, Namespace: t.Namespace, Name: t.Name, Hash: t.Hash, PersonRole: t.PersonRole, CreatedAt: t.CreatedAt.UTC()}
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		if err := tx.Create(&row).Error; err != nil {
@@ -50,7 +53,7 @@ func (s *Store) CreateToken(ctx context.Context, t domain.APIToken, e domain.Aud
 
 // TouchToken records the token's last use, once for all the requests that
 // find it older than notBefore.
-func (s *Store) TouchToken(ctx context.Context, id string, at, notBefore time.Time) error {
+func (s *credentials) TouchToken(ctx context.Context, id string, at, notBefore time.Time) error {
 	err := s.db.WithContext(ctx).Model(&tokenRow{}).
 		Where("id = ? AND (last_used_at IS NULL OR last_used_at < ?)", id, notBefore.UTC()).
 		Update("last_used_at", at.UTC()).Error
@@ -58,7 +61,7 @@ func (s *Store) TouchToken(ctx context.Context, id string, at, notBefore time.Ti
 }
 
 // TokenByHash finds a token by the hash of its secret.
-func (s *Store) TokenByHash(ctx context.Context, hash string) (domain.APIToken, error) {
+func (s *credentials) TokenByHash(ctx context.Context, hash string) (domain.APIToken, error) {
 	var row tokenRow
 	if err := s.db.WithContext(ctx).Where("hash = ?", hash).Take(&row).Error; err != nil {
 		return domain.APIToken{}, translate(err, "token")
@@ -67,7 +70,7 @@ func (s *Store) TokenByHash(ctx context.Context, hash string) (domain.APIToken, 
 }
 
 // ListTokens lists every token, oldest first.
-func (s *Store) ListTokens(ctx context.Context) ([]domain.APIToken, error) {
+func (s *credentials) ListTokens(ctx context.Context) ([]domain.APIToken, error) {
 	var rows []tokenRow
 	if err := s.db.WithContext(ctx).Order("created_at, id").Find(&rows).Error; err != nil {
 		return nil, translate(err, "token")
@@ -81,7 +84,7 @@ func (s *Store) ListTokens(ctx context.Context) ([]domain.APIToken, error) {
 
 // RevokeToken marks a token revoked. On PostgreSQL the same statement
 // notifies every listening process, at its commit.
-func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error {
+func (s *credentials) RevokeToken(ctx context.Context, id string, at time.Time) error {
 	if s.dialect.notifies() {
 		var hashes []string
 		err := s.db.WithContext(ctx).Raw("WITH r AS (UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING hash) "+
@@ -107,7 +110,7 @@ func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error 
 // WatchRevocations implements domain.TokenRevocationFeed: on PostgreSQL it
 // LISTENs on a connection of its own, and listens again after losing it.
 // SQLite has no feed, so it returns at once.
-func (s *Store) WatchRevocations(ctx context.Context, live func(bool), revoked func(hash string)) error {
+func (s *credentials) WatchRevocations(ctx context.Context, live func(bool), revoked func(hash string)) error {
 	if !s.dialect.notifies() {
 		return nil
 	}
@@ -125,7 +128,7 @@ func (s *Store) WatchRevocations(ctx context.Context, live func(bool), revoked f
 	}
 }
 
-func (s *Store) listenRevocations(ctx context.Context, live func(bool), revoked func(hash string)) error {
+func (s *credentials) listenRevocations(ctx context.Context, live func(bool), revoked func(hash string)) error {
 	conn, err := pgx.Connect(ctx, s.url)
 	if err != nil {
 		return err
