@@ -9,11 +9,12 @@ import (
 )
 
 // conn is what every part of the store works through: the database handle,
-// its dialect, PostgreSQL's URL and SQLite's clock. The Store and each of its parts share one,
-// so SetClock reaches them all; a part bound to a transaction gets a conn of
-// its own (in). The system stream's lock and append are conn's as well
-// (audit_checkpoint.go, audit_system.go): credentials, notifications and
-// drills write their system events in their own transactions.
+// its dialect, PostgreSQL's URL and SQLite's clock. The Store and each of
+// its parts share one, so SetClock reaches them all; a part bound to a
+// transaction gets a conn of its own (in). The system stream's lock and
+// append are conn's as well (audit_checkpoint.go, audit_system.go):
+// credentials, notifications and drills write their system events in their
+// own transactions.
 type conn struct {
 	db      *gorm.DB
 	dialect dialect
